@@ -1,0 +1,3 @@
+"""textkit: count and summarise text."""
+
+__version__ = "0.3.1"

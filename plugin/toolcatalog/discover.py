@@ -1,0 +1,161 @@
+"""Finding manifest files in a workspace.
+
+With no `paths`, the whole workspace is searched for the formats' conventional
+places: `.agent/tools/<name>/TOOL.md` (speccify), `.tools/**/TOOL.md` (AIP-14),
+`.drivers/**/DRIVER.md` and `.tools/**/DRIVER.md` (AIP-30), and
+`smart-tool.json` / `SMART_TOOL.md` anywhere (smart tools). A folder named in
+`paths` is searched for every manifest file name at any depth: the user said
+that is where manifests live. Symlinks are followed only while they stay inside
+the folder being searched, and each real folder is visited once.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from .model import WARNING, Diagnostic
+
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".cache", ".tox", ".mypy_cache"})
+
+TOOL_MD = "TOOL.md"
+DRIVER_MD = "DRIVER.md"
+SMART_TOOL_MD = "SMART_TOOL.md"
+SMART_TOOL_JSON = "smart-tool.json"
+MANIFEST_NAMES = (TOOL_MD, DRIVER_MD, SMART_TOOL_MD, SMART_TOOL_JSON)
+
+
+class DiscoveryError(Exception):
+    """The search itself is misconfigured (a `paths` entry that does not exist)."""
+
+
+@dataclass(frozen=True)
+class Found:
+    path: Path  # absolute, as found (not resolved through symlinks)
+    name: str  # one of MANIFEST_NAMES
+    hint: str  # "speccify" | "aip-14" | "any": what the location suggests
+    search_root: Path
+
+
+@dataclass
+class Discovery:
+    files: list[Found] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def relative(path: Path, root: Path) -> str:
+    """`path` relative to `root` with `/` separators, or absolute when outside it."""
+    try:
+        return Path(os.path.relpath(path, root)).as_posix() if _is_inside(path, root) else path.as_posix()
+    except ValueError:  # different drives on Windows
+        return path.as_posix()
+
+
+def _is_inside(path: Path, root: Path) -> bool:
+    try:
+        Path(os.path.abspath(path)).relative_to(os.path.abspath(root))
+        return True
+    except ValueError:
+        return False
+
+
+def discover(
+    workspace: Path,
+    paths: list[str] | None = None,
+    exclude: list[str] | None = None,
+    skip: list[Path] | None = None,
+) -> Discovery:
+    """Every manifest file under the workspace (or under `paths`), sorted by path."""
+    workspace = Path(os.path.abspath(workspace))
+    spec = pathspec.GitIgnoreSpec.from_lines(exclude or [])
+    skip_real = {os.path.realpath(p) for p in (skip or [])}
+    result = Discovery()
+    if paths:
+        roots = []
+        for entry in paths:
+            target = Path(os.path.abspath(workspace / entry))
+            if not target.exists():
+                raise DiscoveryError(f"toolcatalog `paths` entry {entry!r} does not exist ({target})")
+            roots.append(target)
+        for target in roots:
+            if target.is_file():
+                if target.name in MANIFEST_NAMES:
+                    result.files.append(Found(target, target.name, "any", target.parent))
+                else:
+                    raise DiscoveryError(
+                        f"toolcatalog `paths` entry {str(target)!r} is a file but not a manifest "
+                        f"({', '.join(MANIFEST_NAMES)})"
+                    )
+            else:
+                _walk(target, workspace, spec, skip_real, result, conventional=False)
+    else:
+        _walk(workspace, workspace, spec, skip_real, result, conventional=True)
+    unique: dict[str, Found] = {}
+    for found in result.files:
+        unique.setdefault(os.path.realpath(found.path), found)
+    result.files = sorted(unique.values(), key=lambda f: relative(f.path, workspace))
+    return result
+
+
+def _walk(root: Path, workspace: Path, spec: pathspec.PathSpec, skip_real: set[str], result: Discovery, conventional: bool) -> None:
+    real_root = os.path.realpath(root)
+    visited: set[str] = set()
+    for current, dirs, files in os.walk(root, followlinks=True):
+        real_current = os.path.realpath(current)
+        if real_current in visited:
+            dirs[:] = []
+            continue
+        visited.add(real_current)
+        keep = []
+        for name in sorted(dirs):
+            full = Path(current, name)
+            if name in SKIP_DIRS or os.path.realpath(full) in skip_real:
+                continue
+            if os.path.islink(full) and not _is_inside(Path(os.path.realpath(full)), Path(real_root)):
+                result.diagnostics.append(
+                    Diagnostic(WARNING, "symlink leaves the searched folder; not followed", relative(full, workspace), None, "symlink-outside")
+                )
+                continue
+            if spec.match_file(relative(full, workspace) + "/"):
+                continue
+            keep.append(name)
+        dirs[:] = keep
+        for name in sorted(files):
+            if name not in MANIFEST_NAMES:
+                continue
+            full = Path(current, name)
+            rel = relative(full, workspace)
+            if spec.match_file(rel):
+                continue
+            if os.path.islink(full) and not _is_inside(Path(os.path.realpath(full)), Path(real_root)):
+                result.diagnostics.append(
+                    Diagnostic(WARNING, "symlink leaves the searched folder; not followed", rel, None, "symlink-outside")
+                )
+                continue
+            hint = _hint(full, root, conventional)
+            if hint is not None:
+                result.files.append(Found(full, name, hint, root))
+
+
+def _hint(path: Path, root: Path, conventional: bool) -> str | None:
+    """What the location says about the format; None when a conventional search ignores it."""
+    parts = path.relative_to(root).parts
+    name = path.name
+    folders = parts[:-1]
+    in_tools = ".tools" in folders
+    in_drivers = ".drivers" in folders
+    if name == TOOL_MD:
+        # speccify: exactly .agent/tools/<name>/TOOL.md
+        if len(folders) >= 3 and folders[-3] == ".agent" and folders[-2] == "tools":
+            return "speccify"
+        if in_tools:
+            return "aip-14"
+        return None if conventional else "any"
+    if name == DRIVER_MD:
+        if in_drivers or in_tools:
+            return "aip-30"
+        return None if conventional else "aip-30"
+    return "smart-tool"

@@ -1,0 +1,152 @@
+"""agentproto AIP-14 `TOOL.md` (`.tools/<id>/TOOL.md`).
+
+The front matter is a closed contract, checked against `schemas/aip14-tool.schema.json`
+(written from the AIP-14 text), then `inputs`/`outputs` are checked as JSON
+Schemas in their own right and every `examples[]` entry against them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from .. import jsonschemas
+from ..model import DETERMINISTIC, MODEL_BACKED, Effects, Example, Requirement, Tool
+from . import common
+
+SCHEMA = "aip14-tool.schema.json"
+
+# Fields AIP-14 removed from TOOL.md: they describe how to run a tool, which is a driver's job.
+REMOVED_FIELDS = ("code", "run", "runner", "secrets", "network", "entry")
+# Keys that only an AIP-14 TOOL.md has: used to tell it from a speccify TOOL.md.
+AIP14_ONLY = frozenset(
+    {"id", "version", "mutates", "approval", "risk_level", "cost_class", "timeout_ms", "retry", "idempotent",
+     "default_implementation", "driver_constraints", "tags", "examples", "metadata"}
+)
+SPECCIFY_ONLY = frozenset({"effects", "runtime", "platforms"})
+DEFAULT_TIMEOUT_MS = 30000
+
+
+def looks_like_aip14(data: Any) -> bool:
+    """A TOOL.md is AIP-14 when it has an `id`, or AIP-14-only fields and no speccify-only ones."""
+    if not isinstance(data, dict):
+        return False
+    if "id" in data:
+        return True
+    keys = set(data)
+    return bool(keys & AIP14_ONLY) and not keys & SPECCIFY_ONLY
+
+
+def parse(path: Path, source: str, max_bytes: int, manifest: Any = None, diagnostics: list | None = None, read: bool = True) -> Tool:
+    """Parse one TOOL.md; pass `manifest` (and the diagnostics reading it produced) when already read."""
+    tool = Tool(id=path.parent.name, name=path.parent.name, format="aip-14", source=source, abs_path=path)
+    tool.diagnostics.extend(diagnostics or [])
+    sink = common.Sink(source, tool.diagnostics)
+    if manifest is None and read:
+        manifest = common.read_manifest(path, sink, max_bytes)
+    if manifest is None:
+        return tool
+    data: dict[str, Any] = manifest.data
+    tool.fields = data
+    tool.body, tool.body_line = manifest.body, manifest.body_line
+
+    # Removed fields get their own message (and line); the rest goes through the schema.
+    for key in REMOVED_FIELDS:
+        if key in data:
+            sink.error(
+                f"`{key}` was removed from AIP-14 TOOL.md: how a tool runs belongs on a DRIVER.md (AIP-30)",
+                manifest.line((key,)),
+                "removed-field",
+            )
+    checked = {k: v for k, v in data.items() if k not in REMOVED_FIELDS}
+    common.schema_diagnostics(sink, manifest, jsonschemas.validate_bundled(SCHEMA, checked), _explain)
+
+    for key in data:
+        if key not in (jsonschemas.bundled(SCHEMA).get("properties") or {}):
+            tool.extra[key] = data[key]
+
+    if isinstance(data.get("id"), str):
+        tool.id = data["id"]
+    if isinstance(data.get("name"), str):
+        tool.name = data["name"]
+    if isinstance(data.get("version"), str):
+        tool.version = data["version"]
+    if isinstance(data.get("description"), str):
+        tool.description = data["description"].strip()
+
+    usable = {}
+    for key in ("inputs", "outputs"):
+        value = data.get(key)
+        setattr(tool, key, value)
+        usable[key] = isinstance(value, dict) and common.check_io_schema(sink, manifest, key, value)
+
+    requires = data.get("requires") if isinstance(data.get("requires"), dict) else {}
+    requirements: list[Requirement] = []
+    for key, kind in (("network", "network"), ("secrets", "secret"), ("tools", "tool")):
+        values = requires.get(key)
+        if isinstance(values, list):
+            requirements.extend(Requirement(kind, str(v)) for v in values)
+    mutates = data.get("mutates", [])
+    tool.effects = Effects(
+        mutates=[str(m) for m in mutates] if isinstance(mutates, list) else [],
+        risk_level=data.get("risk_level", 0) if isinstance(data.get("risk_level", 0), int) else None,
+        approval=data.get("approval", "auto") if isinstance(data.get("approval", "auto"), str) else None,
+        idempotent=data.get("idempotent", False) if isinstance(data.get("idempotent", False), bool) else None,
+        cost_class=data.get("cost_class", "trivial") if isinstance(data.get("cost_class", "trivial"), str) else None,
+        requires=requirements,
+    )
+    tags = data.get("tags")
+    tool.tags = [str(t) for t in tags] if isinstance(tags, list) else []
+    tool.kind = _kind(data, tool.tags)
+
+    examples = data.get("examples")
+    if isinstance(examples, list):
+        names: dict[str, int] = {}
+        for index, entry in enumerate(examples):
+            if not isinstance(entry, dict):
+                continue
+            title = entry.get("name") if isinstance(entry.get("name"), str) else f"example {index + 1}"
+            example = Example(title=title, line=manifest.line(("examples", index)))
+            if "input" in entry:
+                example.input = entry["input"]
+            if "output" in entry:
+                example.output = entry["output"]
+            if isinstance(entry.get("note"), str):
+                example.note = entry["note"]
+            if title in names:
+                sink.warning(f"example {title!r} has the same name as the one on line {names[title]}", example.line, "example-title")
+            names.setdefault(title, example.line or 0)
+            common.check_example(sink, example, tool.inputs, tool.outputs, usable["inputs"], usable["outputs"], f"example {title!r}")
+            tool.examples.append(example)
+    if not tool.examples:
+        sink.warning("no `examples`: nothing shows how to call the tool or can be checked", manifest.line(("examples",), 2), "no-examples")
+    return tool
+
+
+def _explain(error: jsonschema.ValidationError) -> str | None:
+    if error.validator == "maxItems" and tuple(error.absolute_path) == ("mutates",):
+        return (
+            "`approval` is `auto` (also the default when absent), which forbids a non-empty `mutates`; "
+            "declare `approval: on-mutate` (or stricter) or leave `mutates` empty"
+        )
+    return None
+
+
+def _kind(data: dict[str, Any], tags: list[str]) -> str | None:
+    """AIP-14 has no such field; honour an explicit tag or `metadata.model_backed` only."""
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    flag = metadata.get("model_backed")
+    if isinstance(flag, bool):
+        return MODEL_BACKED if flag else DETERMINISTIC
+    if MODEL_BACKED in tags:
+        return MODEL_BACKED
+    if DETERMINISTIC in tags:
+        return DETERMINISTIC
+    return None
+
+
+def timeout_ms(tool: Tool) -> int:
+    value = tool.fields.get("timeout_ms")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else DEFAULT_TIMEOUT_MS

@@ -1,0 +1,80 @@
+"""agentproto AIP-30 `DRIVER.md` (`.drivers/<id>/DRIVER.md`).
+
+The universal front matter is checked against `schemas/aip30-driver.schema.json`
+(open at the top level: kind-specific fields belong to subtypes). For
+`kind: cli` the `bin`, `bin_args` and `output` block are checked too, since
+they are what a build-time run relies on. Linking a driver to the tools it
+implements happens later, in `link`, once every tool is known.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .. import jsonschemas
+from ..model import Driver, Implementation
+from . import common
+
+SCHEMA = "aip30-driver.schema.json"
+KINDS = ("cli", "http", "mcp", "sdk", "builtin")
+
+
+def parse(path: Path, source: str, max_bytes: int) -> Driver:
+    driver = Driver(
+        id=path.parent.name, name=path.parent.name, kind=None, version=None, description="", source=source, abs_path=path
+    )
+    sink = common.Sink(source, driver.diagnostics)
+    manifest = common.read_manifest(path, sink, max_bytes)
+    if manifest is None:
+        return driver
+    data: dict[str, Any] = manifest.data
+    driver.fields = data
+    driver.body = manifest.body
+    common.schema_diagnostics(sink, manifest, jsonschemas.validate_bundled(SCHEMA, data))
+
+    for attr in ("id", "name", "version", "kind"):
+        if isinstance(data.get(attr), str):
+            setattr(driver, attr, data[attr])
+    if isinstance(data.get("description"), str):
+        driver.description = data["description"].strip()
+
+    if driver.kind == "cli":
+        schema = jsonschemas.bundled(SCHEMA)
+        defs = schema.get("$defs", {})
+        for key, def_name in (("output", "cliOutput"), ("bin", "cliBin")):
+            if key in data and def_name in defs:
+                sub = {"$defs": defs, **defs[def_name]}
+                for problem in jsonschemas.validate(sub, data[key], limit=5):
+                    sink.error(
+                        f"{common.field_name((key,) + problem.path)}: {problem.message}",
+                        manifest.line((key,) + problem.path),
+                        "cli-subtype",
+                    )
+        if "bin" not in data:
+            sink.warning("a `kind: cli` driver without `bin` cannot be run", manifest.line(("kind",)), "cli-bin")
+        bin_args = data.get("bin_args")
+        if bin_args is not None and not (isinstance(bin_args, list) and all(isinstance(a, str) for a in bin_args)):
+            sink.error("`bin_args` must be a list of strings", manifest.line(("bin_args",)), "cli-subtype")
+
+    entries = data.get("implements")
+    if isinstance(entries, list):
+        for index, entry in enumerate(entries):
+            if not isinstance(entry, dict) or not isinstance(entry.get("tool"), str):
+                continue
+            narrowing = entry.get("schema_narrowing") if isinstance(entry.get("schema_narrowing"), dict) else {}
+            timeout = entry.get("timeout_override_ms")
+            driver.implements.append(
+                Implementation(
+                    tool_ref=entry["tool"],
+                    version_range=entry.get("version") if isinstance(entry.get("version"), str) else None,
+                    line=manifest.line(("implements", index)),
+                    drop_inputs=[str(x) for x in narrowing.get("drop_inputs") or [] if isinstance(x, str)],
+                    drop_outputs=[str(x) for x in narrowing.get("drop_outputs") or [] if isinstance(x, str)],
+                    metadata=entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {},
+                    timeout_override_ms=timeout if isinstance(timeout, int) and not isinstance(timeout, bool) else None,
+                    retry_override=entry.get("retry_override") if isinstance(entry.get("retry_override"), dict) else None,
+                    cost_override=entry.get("cost_override") if isinstance(entry.get("cost_override"), dict) else None,
+                )
+            )
+    return driver

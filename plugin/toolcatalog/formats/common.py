@@ -1,0 +1,192 @@
+"""Pieces every format parser shares: reading, schema messages, example checks."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+import jsonschema
+
+from .. import frontmatter, jsonschemas
+from ..frontmatter import Manifest, ManifestError, json_type
+from ..model import ERROR, WARNING, Diagnostic, Example
+
+
+class Sink:
+    """Collects diagnostics for one manifest file."""
+
+    def __init__(self, source: str, diagnostics: list[Diagnostic]):
+        self.source = source
+        self.diagnostics = diagnostics
+
+    def error(self, message: str, line: int | None = None, code: str = "") -> None:
+        self.diagnostics.append(Diagnostic(ERROR, message, self.source, line, code))
+
+    def warning(self, message: str, line: int | None = None, code: str = "") -> None:
+        self.diagnostics.append(Diagnostic(WARNING, message, self.source, line, code))
+
+
+def read_manifest(path: Path, sink: Sink, max_bytes: int) -> Manifest | None:
+    """Read and parse front matter; on failure record why and return None."""
+    try:
+        manifest = frontmatter.parse(frontmatter.read_bytes(path, max_bytes))
+    except ManifestError as exc:
+        sink.error(exc.message, exc.line, exc.code)
+        return None
+    for note in manifest.notes:
+        (sink.error if note.severity == ERROR else sink.warning)(note.message, note.line, note.code)
+    return manifest
+
+
+def field_name(path: tuple | list) -> str:
+    if not path:
+        return "front matter"
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return f"`{out}`"
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def describe_error(error: jsonschema.ValidationError, prefix: tuple = ()) -> str:
+    """A sentence a manifest author can act on, for one schema violation."""
+    path = prefix + tuple(error.absolute_path)
+    where = field_name(path)
+    validator, value = error.validator, error.validator_value
+    instance = error.instance
+    if validator == "required":
+        missing = [name for name in value if isinstance(instance, dict) and name not in instance]
+        names = ", ".join(f"`{m}`" for m in missing) or "a field"
+        owner = "" if not path else f" in {where}"
+        return f"missing required field {names}{owner}"
+    if validator == "additionalProperties" and isinstance(instance, dict):
+        allowed = set((error.schema.get("properties") or {}).keys())
+        extra = sorted(k for k in instance if k not in allowed)
+        owner = "" if not path else f" in {where}"
+        return f"unknown field {', '.join(f'`{k}`' for k in extra)}{owner}; the format does not define it"
+    if validator == "type":
+        expected = value if isinstance(value, str) else " or ".join(value)
+        hint = ""
+        if expected == "string" and isinstance(instance, (bool, int, float)) and instance is not None:
+            hint = "; YAML read it as a " + json_type(instance) + ", quote it to keep it text"
+        return f"{where} must be {_article(expected)} {expected}, not {_article(json_type(instance))} {json_type(instance)} ({_short(instance)}){hint}"
+    if validator == "pattern":
+        return f"{where} {_short(instance)} does not match the pattern `{value}`"
+    if validator == "enum":
+        return f"{where} {_short(instance)} is not one of {', '.join(_short(v) for v in value)}"
+    if validator == "const":
+        return f"{where} must be {_short(value)}, not {_short(instance)}"
+    if validator in ("maxLength", "minLength"):
+        return f"{where} is {len(instance)} characters long; the format allows {'at most' if validator == 'maxLength' else 'at least'} {value}"
+    if validator in ("maxItems", "minItems"):
+        return f"{where} has {len(instance)} items; the format allows {'at most' if validator == 'maxItems' else 'at least'} {value}"
+    return f"{where}: {error.message}"
+
+
+def schema_type_error(sink: Sink, manifest: Manifest, key: str, value: Any, expected: str = "string") -> None:
+    hint = "; YAML read it as a " + json_type(value) + ", quote it to keep it text" if expected == "string" else ""
+    sink.error(
+        f"`{key}` must be {_article(expected)} {expected}, not {_article(json_type(value))} {json_type(value)} ({_short(value)}){hint}",
+        manifest.line((key,)),
+        "field-type",
+    )
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
+def schema_diagnostics(
+    sink: Sink,
+    manifest: Manifest,
+    errors: list[jsonschema.ValidationError],
+    special: Callable[[jsonschema.ValidationError], str | None] | None = None,
+) -> None:
+    """Report a bundled-schema validation of the front matter, one diagnostic per problem."""
+    seen: set[tuple[str, int | None]] = set()
+    for error in jsonschemas.leaf_errors(errors):
+        message = (special(error) if special else None) or describe_error(error)
+        path = tuple(error.absolute_path)
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            allowed = set((error.schema.get("properties") or {}).keys())
+            extras = [k for k in error.instance if k not in allowed]
+            line = manifest.line(path + (extras[0],)) if extras else manifest.line(path)
+        else:
+            line = manifest.line(path, 2)
+        key = (message, line)
+        if key not in seen:
+            seen.add(key)
+            sink.error(message, line, "schema")
+
+
+def check_io_schema(sink: Sink, manifest: Manifest, key: str, value: Any) -> bool:
+    """Meta-validate a manifest's `inputs`/`outputs`. True when usable for validation."""
+    if value is None:
+        return False
+    problems = jsonschemas.check_schema(value)
+    usable = True
+    for problem in problems:
+        fatal = problem.fatal
+        line = manifest.line((key,) + problem.path, manifest.line((key,)))
+        where = field_name((key,) + problem.path)
+        if fatal:
+            usable = False
+            sink.error(f"{where}: {problem.message}", line, "io-schema")
+        else:
+            sink.warning(f"{where}: {problem.message}", line, "io-schema")
+    return usable
+
+
+def check_example(sink: Sink, example: Example, inputs: Any, outputs: Any, inputs_ok: bool, outputs_ok: bool, label: str) -> None:
+    """Validate an example's input (a warning) and expected output (an error) against the contract.
+
+    An input outside `inputs` is how real contracts document rejection of bad
+    input, so it is only a warning; an expected output outside `outputs` means
+    the contract contradicts itself, which is an error.
+    """
+    if inputs_ok and example.has_input:
+        for problem in jsonschemas.validate(inputs, example.input, limit=3):
+            sink.warning(
+                f"{label}: the input violates `inputs` at {jsonschemas.json_path(problem.path)}: {problem.message} "
+                "(fine when the example documents how bad input is rejected)",
+                example.line,
+                "example-input-schema",
+            )
+    if outputs_ok and example.has_output:
+        for problem in jsonschemas.validate(outputs, example.output, limit=3):
+            sink.error(
+                f"{label}: the expected output violates `outputs` at {jsonschemas.json_path(problem.path)}: {problem.message}",
+                example.line,
+                "example-output-schema",
+            )
+
+
+_SPLIT = re.compile(r"\s*,\s*")
+
+
+def string_list(sink: Sink, manifest: Manifest, key: str, value: Any) -> list[str]:
+    """A YAML list of strings, or one string split on commas (speccify's rule)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [part for part in _SPLIT.split(value.strip()) if part]
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return [item.strip() for item in value if item.strip()]
+    sink.error(f"`{key}` must be a list of strings or a comma-separated string", manifest.line((key,)), "field-type")
+    return []
+
+
+def as_text(value: Any) -> str:
+    return value if isinstance(value, str) else ""

@@ -1,0 +1,290 @@
+"""The normalized model every manifest format is parsed into.
+
+One `Tool` per harvested contract, whatever its format; `Driver`s (AIP-30)
+hang off the tools they implement. Parsers fill these objects; the catalog,
+renderer and runner only ever read them, so a new format needs a parser and
+nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ERROR = "error"
+WARNING = "warning"
+
+FORMATS = ("speccify", "aip-14", "smart-tool")
+FORMAT_TITLES = {"speccify": "speccify", "aip-14": "agentproto AIP-14", "smart-tool": "Smart tools"}
+
+DETERMINISTIC = "deterministic"
+MODEL_BACKED = "model-backed"
+
+
+@dataclass
+class Diagnostic:
+    """One problem found in a manifest, with enough context to fix it."""
+
+    severity: str  # ERROR makes the tool (or driver) invalid; WARNING does not
+    message: str
+    path: str  # manifest path relative to the workspace root, "/" separators
+    line: int | None = None
+    code: str = ""  # short stable identifier, e.g. "yaml-duplicate-key"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "severity": self.severity,
+            "code": self.code,
+            "message": self.message,
+            "path": self.path,
+            "line": self.line,
+        }
+
+    def location(self) -> str:
+        return f"{self.path}:{self.line}" if self.line else self.path
+
+
+@dataclass
+class Requirement:
+    """Something a tool needs to run: a binary, network host, secret, tool or package."""
+
+    kind: str  # binary | network | secret | tool | runtime | dependency
+    name: str
+    purpose: str | None = None
+    install: str | None = None
+    optional: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind, "name": self.name}
+        if self.purpose is not None:
+            d["purpose"] = self.purpose
+        if self.install is not None:
+            d["install"] = self.install
+        if self.optional:
+            d["optional"] = True
+        return d
+
+
+@dataclass
+class Effects:
+    """The safety contract. `None` means the format does not say (never guessed)."""
+
+    mutates: list[str] | None = None  # AIP-14 `<class>:<scope>` entries
+    text: str | None = None  # speccify's free-text `effects` line
+    risk_level: int | None = None
+    approval: str | None = None
+    idempotent: bool | None = None
+    cost_class: str | None = None
+    requires: list[Requirement] = field(default_factory=list)
+
+    @property
+    def read_only(self) -> bool | None:
+        if self.mutates is None:
+            return None
+        return not self.mutates
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "mutates": self.mutates,
+            "text": self.text,
+            "risk_level": self.risk_level,
+            "approval": self.approval,
+            "idempotent": self.idempotent,
+            "cost_class": self.cost_class,
+            "read_only": self.read_only,
+            "requires": [r.as_dict() for r in self.requires],
+        }
+
+
+@dataclass
+class Capability:
+    name: str
+    kind: str | None = None  # DETERMINISTIC | MODEL_BACKED | None when unknown
+    summary: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "summary": self.summary}
+
+
+_ABSENT: Any = object()
+
+
+@dataclass
+class Example:
+    """A worked example: an input and (usually) the output the contract promises."""
+
+    title: str
+    input: Any = _ABSENT
+    output: Any = _ABSENT
+    line: int | None = None
+    note: str | None = None
+    status: str = "not-run"
+    detail: str = ""
+
+    @property
+    def has_input(self) -> bool:
+        return self.input is not _ABSENT
+
+    @property
+    def has_output(self) -> bool:
+        return self.output is not _ABSENT
+
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"title": self.title, "line": self.line}
+        d["input"] = self.input if self.has_input else None
+        d["output"] = self.output if self.has_output else None
+        d["has_output"] = self.has_output
+        if self.note is not None:
+            d["note"] = self.note
+        d["status"] = self.status
+        d["detail"] = self.detail
+        return d
+
+
+@dataclass
+class Implementation:
+    """One `implements[]` entry of a driver: which tool, which versions, how narrowed."""
+
+    tool_ref: str
+    version_range: str | None
+    line: int | None = None
+    drop_inputs: list[str] = field(default_factory=list)
+    drop_outputs: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    timeout_override_ms: int | None = None
+    retry_override: dict[str, Any] | None = None
+    cost_override: dict[str, Any] | None = None
+    tool_id: str | None = None  # filled in when the reference resolves
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool_ref,
+            "tool_id": self.tool_id,
+            "version": self.version_range,
+            "drop_inputs": self.drop_inputs,
+            "drop_outputs": self.drop_outputs,
+            "metadata": self.metadata,
+        }
+
+
+@dataclass
+class Driver:
+    """An AIP-30 DRIVER.md: a concrete way to execute one or more AIP-14 tools."""
+
+    id: str
+    name: str
+    kind: str | None
+    version: str | None
+    description: str
+    source: str
+    abs_path: Path
+    fields: dict[str, Any] = field(default_factory=dict)
+    implements: list[Implementation] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    body: str = ""
+    search_root: Path | None = None  # the folder the search found it in
+
+    @property
+    def valid(self) -> bool:
+        return not any(d.severity == ERROR for d in self.diagnostics)
+
+    def entry_for(self, tool_id: str) -> Implementation | None:
+        for entry in self.implements:
+            if entry.tool_id == tool_id:
+                return entry
+        return None
+
+    def as_dict(self, tool_id: str | None = None) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "id": self.id,
+            "name": self.name,
+            "kind": self.kind,
+            "version": self.version,
+            "description": self.description,
+            "source": self.source,
+            "valid": self.valid,
+            "diagnostics": [x.as_dict() for x in self.diagnostics],
+        }
+        entry = self.entry_for(tool_id) if tool_id else None
+        if entry is not None:
+            d["implements"] = entry.as_dict()
+        return d
+
+
+@dataclass
+class Tool:
+    """One tool contract, whatever format it was written in."""
+
+    id: str
+    name: str
+    format: str
+    source: str  # manifest path relative to the workspace root, "/" separators
+    abs_path: Path
+    version: str | None = None
+    description: str = ""
+    body: str = ""
+    body_line: int = 1
+    inputs: Any = None
+    outputs: Any = None
+    effects: Effects = field(default_factory=Effects)
+    platforms: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    kind: str | None = None  # DETERMINISTIC | MODEL_BACKED | "mixed" | None (unknown)
+    capabilities: list[Capability] = field(default_factory=list)
+    examples: list[Example] = field(default_factory=list)
+    drivers: list[Driver] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    fields: dict[str, Any] = field(default_factory=dict)  # front matter as parsed
+    extra: dict[str, Any] = field(default_factory=dict)  # keys the format does not define
+    implementations: list[str] = field(default_factory=list)  # speccify <platform>.<ext> files
+    descriptor: dict[str, Any] | None = None  # smart-tool.json, when there is one
+    descriptor_source: str | None = None
+    status: str = "not-run"
+    url: str = ""  # page URL relative to the site root, set when pages are planned
+
+    @property
+    def valid(self) -> bool:
+        return not any(d.severity == ERROR for d in self.diagnostics)
+
+    @property
+    def dir(self) -> Path:
+        return self.abs_path.parent
+
+    def error(self, message: str, line: int | None = None, code: str = "") -> None:
+        self.diagnostics.append(Diagnostic(ERROR, message, self.source, line, code))
+
+    def warning(self, message: str, line: int | None = None, code: str = "") -> None:
+        self.diagnostics.append(Diagnostic(WARNING, message, self.source, line, code))
+
+
+@dataclass
+class Catalog:
+    """Everything harvested from one workspace."""
+
+    root: Path
+    tools: list[Tool] = field(default_factory=list)
+    drivers: list[Driver] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # catalog-level problems
+
+    def tool(self, tool_id: str) -> Tool | None:
+        for tool in self.tools:
+            if tool.id == tool_id:
+                return tool
+        return None
+
+    def all_diagnostics(self) -> list[Diagnostic]:
+        """Every diagnostic once: tools', their drivers', and catalog-level ones."""
+        seen: set[int] = set()
+        out: list[Diagnostic] = []
+        for tool in self.tools:
+            out.extend(tool.diagnostics)
+        for driver in self.drivers:
+            out.extend(driver.diagnostics)
+        out.extend(self.diagnostics)
+        unique = []
+        for d in out:
+            if id(d) not in seen:
+                seen.add(id(d))
+                unique.append(d)
+        return unique

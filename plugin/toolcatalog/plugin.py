@@ -1,0 +1,286 @@
+"""The MkDocs plugin: orchestration only.
+
+`on_files` harvests the workspace and adds one generated page per tool plus the
+catalog index; `on_nav` groups them; `on_page_content` swaps in the HTML the
+renderer made from the templates; `on_post_build` writes the JSON catalog.
+Problems in manifests are logged as warnings (so `mkdocs build --strict`
+fails); a broken plugin setup raises `PluginError`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from mkdocs.config import base
+from mkdocs.config import config_options as c
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin, get_plugin_logger
+from mkdocs.structure.files import File, Files, InclusionLevel
+from mkdocs.structure.nav import Navigation, Section
+from mkdocs.structure.pages import Page
+from mkdocs.structure.toc import get_toc
+from mkdocs.utils import get_relative_url
+
+from . import catalog as catalog_json
+from .discover import DiscoveryError
+from .frontmatter import DEFAULT_MAX_BYTES
+from .harvest import harvest
+from .model import ERROR, FORMAT_TITLES, FORMATS, Catalog, Tool
+from .options import Options
+from .render import Renderer, templates_dir, tool_toc
+
+log = get_plugin_logger(__name__)
+
+# Copied by MkDocs with the theme's static files, since our template folder is a theme dir.
+CSS_PATH = "toolcatalog/assets/toolcatalog.css"
+INDEX_TITLE = "All tools"
+
+
+class ToolCatalogConfig(base.Config):
+    enabled = c.Type(bool, default=True)
+    """Turn the plugin off without removing it (e.g. `enabled: !ENV [TOOLCATALOG, true]`)."""
+
+    paths = c.ListOfItems(c.Type(str), default=[])
+    """Folders or manifest files to harvest, relative to mkdocs.yml. Empty: search the whole
+    project for the formats' conventional places (`.agent/tools/*/TOOL.md`, `.tools/**/TOOL.md`,
+    `.drivers/**/DRIVER.md`, `**/smart-tool.json`, `**/SMART_TOOL.md`). A listed folder is
+    searched for every manifest file name at any depth."""
+
+    exclude = c.ListOfItems(c.Type(str), default=[])
+    """gitignore-style patterns (relative to mkdocs.yml) of files and folders never harvested."""
+
+    page_dir = c.Type(str, default="tools")
+    """Folder of the generated pages inside the site: the index is `<page_dir>/index.md`,
+    each tool is `<page_dir>/<id>.md`. A page you write at the same path wins over ours."""
+
+    catalog_file = c.Type(str, default="catalog.json")
+    """Path of the JSON catalog inside the built site."""
+
+    max_manifest_bytes = c.Type(int, default=DEFAULT_MAX_BYTES)
+    """Manifests larger than this are refused with a diagnostic instead of being parsed."""
+
+    nav_title = c.Type(str, default="Tool catalog")
+    """Title of the nav section holding the catalog index and the tool pages."""
+
+    nav_tools = c.Type(bool, default=True)
+    """List every tool page in the nav, grouped by format. Off: only the index is in the nav
+    (tool pages are linked from it), which keeps very large catalogs fast to build."""
+
+
+class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
+    supports_multiple_instances = False
+
+    def __init__(self) -> None:
+        self.catalog: Catalog | None = None
+        self.renderer: Renderer | None = None
+        self.pages: dict[str, Tool | None] = {}  # generated src_uri -> its tool (None: the index)
+        self.tool_src: dict[int, str] = {}  # id(tool) -> src_uri of its page
+        self.index_uri: str | None = None
+        self.workspace: Path | None = None
+
+    # -- setup ---------------------------------------------------------------------------------
+    def options(self) -> Options:
+        cfg = self.config
+        return Options(
+            paths=list(cfg.paths),
+            exclude=list(cfg.exclude),
+            max_manifest_bytes=cfg.max_manifest_bytes,
+            page_dir=cfg.page_dir,
+            catalog_file=cfg.catalog_file,
+            nav_title=cfg.nav_title,
+            nav_tools=cfg.nav_tools,
+        )
+
+    def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
+        if not self.config.enabled:
+            return None
+        page_dir = self.config.page_dir.strip("/")
+        if not page_dir or page_dir.startswith("..") or "/../" in f"/{page_dir}/" or os.path.isabs(self.config.page_dir):
+            raise PluginError(f"toolcatalog: `page_dir` must be a relative folder inside the site, not {self.config.page_dir!r}")
+        if os.path.isabs(self.config.catalog_file) or ".." in Path(self.config.catalog_file).parts:
+            raise PluginError(f"toolcatalog: `catalog_file` must be a path inside the site, not {self.config.catalog_file!r}")
+        if self.config.max_manifest_bytes < 1024:
+            raise PluginError("toolcatalog: `max_manifest_bytes` must be at least 1024")
+        self.workspace = Path(config.config_file_path).resolve().parent if config.config_file_path else Path.cwd()
+        # Our templates go last, so a theme `custom_dir` (searched first) overrides any of them.
+        ours = str(templates_dir())
+        if ours not in config.theme.dirs:
+            config.theme.dirs.append(ours)
+        if CSS_PATH not in [str(x) for x in config.extra_css]:
+            config.extra_css.append(CSS_PATH)
+        return config
+
+    # -- harvesting and pages ------------------------------------------------------------------
+    def on_files(self, files: Files, config: MkDocsConfig) -> Files | None:
+        if not self.config.enabled:
+            return None
+        assert self.workspace is not None
+        options = self.options()
+        skip = [Path(config.docs_dir), Path(config.site_dir)]
+        try:
+            self.catalog = harvest(self.workspace, options, skip=skip)
+        except DiscoveryError as exc:
+            raise PluginError(str(exc)) from None
+        self.renderer = Renderer([Path(d) for d in config.theme.dirs])
+        self._log_diagnostics(self.catalog)
+
+        page_dir = self.config.page_dir.strip("/")
+        self.pages = {}
+        self.tool_src = {}
+        used: set[str] = set()
+        for tool in self.catalog.tools:
+            slug = _unique_slug(tool.id, used)
+            src_uri = f"{page_dir}/{slug}.md"
+            if files.get_file_from_path(src_uri) is not None:
+                log.info("toolcatalog: %s exists in docs_dir; it replaces the generated page for %r", src_uri, tool.id)
+                file = files.get_file_from_path(src_uri)
+            else:
+                file = File.generated(config, src_uri, content="", inclusion=InclusionLevel.INCLUDED)
+                files.append(file)
+                self.pages[src_uri] = tool
+            tool.url = file.url
+            self.tool_src[id(tool)] = src_uri
+        self.index_uri = f"{page_dir}/index.md"
+        if files.get_file_from_path(self.index_uri) is None:
+            files.append(File.generated(config, self.index_uri, content="", inclusion=InclusionLevel.INCLUDED))
+            self.pages[self.index_uri] = None  # type: ignore[assignment]
+        return files
+
+    def _log_diagnostics(self, catalog: Catalog) -> None:
+        for diagnostic in catalog.all_diagnostics():
+            text = f"{diagnostic.location()}: {diagnostic.message}"
+            if diagnostic.severity == ERROR:
+                log.warning(text)
+            else:
+                log.info(text)
+
+    def on_nav(self, nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation | None:
+        if not self.config.enabled or self.catalog is None or self.index_uri is None:
+            return None
+        index_file = files.get_file_from_path(self.index_uri)
+        if index_file is None:
+            return None
+        ours = {f.src_uri for f in files if f.src_uri.startswith(self.config.page_dir.strip("/") + "/") and f.is_documentation_page()}
+        index_page = index_file.page or Page(None, index_file, config)
+        section_title = self.config.nav_title
+        children: list[Any] = [index_page]
+        if self.config.nav_tools:
+            for fmt in FORMATS:
+                pages = []
+                for tool in self.catalog.tools:
+                    if tool.format != fmt:
+                        continue
+                    file = files.get_file_from_path(self.tool_src[id(tool)])
+                    if file is None:
+                        continue
+                    page = file.page or Page(tool.name, file, config)
+                    pages.append(page)
+                if pages:
+                    children.append(Section(FORMAT_TITLES[fmt], pages))
+        section = Section(section_title, children)
+
+        position: list[Any] | None = None
+        slot = 0
+
+        def prune(items: list[Any]) -> list[Any]:
+            nonlocal position, slot
+            kept = []
+            for item in items:
+                if getattr(item, "is_page", False) and item.file.src_uri in ours:
+                    if item.file.src_uri == self.index_uri and position is None:
+                        position, slot = kept, len(kept)
+                        if item.title:  # the title the user gave the catalog in their nav
+                            section.title = item.title
+                        kept.append(section)
+                    continue
+                if getattr(item, "is_section", False):
+                    item.children = prune(item.children)
+                    if not item.children:
+                        continue
+                kept.append(item)
+            return kept
+
+        items = prune(list(nav.items))
+        if position is None:
+            items.append(section)
+        pages: list[Page] = []
+        _link_parents(items, None, pages)
+        for previous, page, following in zip([None, *pages[:-1]], pages, [*pages[1:], None]):
+            page.previous_page, page.next_page = previous, following
+        new_nav = Navigation(items, pages)
+        return new_nav
+
+    def on_page_markdown(self, markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str | None:
+        if page.file.src_uri not in self.pages:
+            return None
+        tool = self.pages[page.file.src_uri]
+        page.meta["title"] = tool.name if tool is not None else INDEX_TITLE
+        return ""
+
+    def on_page_content(self, html: str, page: Page, config: MkDocsConfig, files: Files) -> str | None:
+        if page.file.src_uri not in self.pages or self.catalog is None or self.renderer is None:
+            return None
+        tool = self.pages[page.file.src_uri]
+
+        def url_for(target: str) -> str:
+            return get_relative_url(target, page.url) if target else "."
+
+        if tool is None:
+            page.toc = get_toc([])
+            return self.renderer.index_page(self.catalog, url_for)
+        page.toc = get_toc(tool_toc(tool))
+        return self.renderer.tool_page(tool, self.catalog, url_for)
+
+    def on_post_build(self, config: MkDocsConfig) -> None:
+        if not self.config.enabled or self.catalog is None:
+            return
+        target = Path(config.site_dir) / self.config.catalog_file
+        catalog_json.write_atomic(target, catalog_json.dumps(catalog_json.build(self.catalog)))
+
+    def on_serve(self, server: Any, config: MkDocsConfig, builder: Any) -> Any:
+        if not self.config.enabled or self.workspace is None:
+            return server
+        watched: set[str] = set()
+        if self.config.paths:
+            watched.update(str((self.workspace / p).resolve()) for p in self.config.paths)
+        elif self.catalog is not None:
+            for tool in self.catalog.tools:
+                watched.add(str(tool.abs_path.parent))
+            for driver in self.catalog.drivers:
+                watched.add(str(driver.abs_path.parent))
+        for path in sorted(watched):
+            if os.path.exists(path):
+                server.watch(path)
+        return server
+
+
+_SLUG = re.compile(r"[^a-z0-9._-]+")
+
+
+def _slug(tool_id: str) -> str:
+    slug = _SLUG.sub("-", tool_id.lower()).strip("-.")
+    return slug[:100] or "tool"
+
+
+def _unique_slug(tool_id: str, used: set[str]) -> str:
+    base = _slug(tool_id)
+    if base == "index":
+        base = "index-tool"
+    slug, n = base, 2
+    while slug in used:
+        slug, n = f"{base}-{n}", n + 1
+    used.add(slug)
+    return slug
+
+
+def _link_parents(items: list[Any], parent: Any, pages: list[Page]) -> None:
+    for item in items:
+        item.parent = parent
+        if getattr(item, "is_section", False):
+            _link_parents(item.children, item, pages)
+        elif getattr(item, "is_page", False):
+            pages.append(item)

@@ -1,0 +1,124 @@
+"""HTML for tool pages and the catalog index, from overridable Jinja2 templates.
+
+Every manifest value reaches HTML either escaped (autoescape is on) or, for
+Markdown fields, rendered by Python-Markdown and then sanitized by nh3. The
+template search path starts with the caller's folders (MkDocs passes the
+theme's, so a `custom_dir` overrides any template) and ends with ours.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+import jinja2
+import markdown as markdown_lib
+import nh3
+from markupsafe import Markup
+
+from . import catalog as catalog_json
+from .model import FORMAT_TITLES, Catalog, Tool
+
+TOOL_TEMPLATE = "toolcatalog/tool.html"
+INDEX_TEMPLATE = "toolcatalog/index.html"
+
+_URL_SCHEMES = {"http", "https", "mailto"}
+_HEADING = re.compile(r"<(/?)h([1-6])\b")
+
+
+def templates_dir() -> Path:
+    """Our templates: inside the installed package, or at the top of a source checkout."""
+    packaged = Path(__file__).parent / "site_templates"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "site_templates"
+
+
+def markdown_html(text: str, shift_headings: int = 1) -> Markup:
+    """Markdown from a manifest, rendered and sanitized: safe to insert into a page."""
+    if not text or not text.strip():
+        return Markup("")
+    html = markdown_lib.markdown(text, extensions=["fenced_code", "tables", "sane_lists"], output_format="html")
+    if shift_headings:
+        html = _HEADING.sub(lambda m: f"<{m.group(1)}h{min(6, int(m.group(2)) + shift_headings)}", html)
+    clean = nh3.clean(
+        html,
+        url_schemes=_URL_SCHEMES,
+        link_rel="noopener noreferrer nofollow",
+    )
+    return Markup(clean)
+
+
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False)
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def strip_examples_section(body: str) -> str:
+    """speccify bodies: the `## Examples` section is shown as structured examples instead."""
+    from .formats.speccify import _SECTION
+
+    sections = list(_SECTION.finditer(body))
+    for index, match in enumerate(sections):
+        if match.group("title").strip().lower() == "examples":
+            end = sections[index + 1].start() if index + 1 < len(sections) else len(body)
+            return body[: match.start()] + body[end:]
+    return body
+
+
+class Renderer:
+    def __init__(self, template_dirs: list[Path] | None = None):
+        dirs = [str(d) for d in (template_dirs or [])]
+        ours = str(templates_dir())
+        if ours not in dirs:
+            dirs.append(ours)
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(dirs),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            keep_trailing_newline=True,
+        )
+        self.env.filters["markdown"] = markdown_html
+        self.env.filters["pretty_json"] = pretty_json
+        self.env.filters["compact_json"] = compact_json
+        self.env.globals["format_titles"] = FORMAT_TITLES
+
+    def tool_page(self, tool: Tool, catalog: Catalog, url_for: Callable[[str], str], source_url: str | None = None) -> str:
+        body = strip_examples_section(tool.body) if tool.format == "speccify" else tool.body
+        return self.env.get_template(TOOL_TEMPLATE).render(
+            tool=tool,
+            entry=catalog_json.tool_entry(tool),
+            body=body,
+            catalog=catalog,
+            url_for=url_for,
+            source_url=source_url,
+        )
+
+    def index_page(self, catalog: Catalog, url_for: Callable[[str], str]) -> str:
+        counts: dict[str, int] = {}
+        for tool in catalog.tools:
+            counts[tool.status] = counts.get(tool.status, 0) + 1
+        return self.env.get_template(INDEX_TEMPLATE).render(
+            catalog=catalog, tools=catalog.tools, counts=dict(sorted(counts.items())), url_for=url_for
+        )
+
+
+def tool_toc(tool: Tool) -> list[dict[str, Any]]:
+    """Table-of-contents entries matching the section ids in tool.html."""
+    sections = [("contract", "Contract"), ("inputs", "Inputs"), ("outputs", "Outputs")]
+    if tool.examples:
+        sections.append(("examples", "Examples"))
+    if tool.drivers:
+        sections.append(("drivers", "Drivers"))
+    if tool.body.strip():
+        sections.append(("details", "Details"))
+    if tool.diagnostics:
+        sections.append(("diagnostics", "Diagnostics"))
+    return [{"level": 2, "id": f"tc-{anchor}", "name": name, "children": []} for anchor, name in sections]
