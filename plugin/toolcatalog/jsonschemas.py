@@ -91,7 +91,15 @@ def check_schema(schema: Any) -> list[Problem]:
         resolver = registry.resolver(base)
         for path, ref in _refs(schema, ()):
             try:
-                resolver.lookup(ref)
+                resolved = resolver.lookup(ref)
+                if _ref_cycle(resolved):
+                    problems.append(
+                        Problem(
+                            path,
+                            f"`$ref` {ref!r} only leads to more `$ref`s and back to itself (a `$ref` cycle), "
+                            "so no value can ever be checked against it",
+                        )
+                    )
             except referencing.exceptions.Unresolvable:
                 if ref.startswith("#"):
                     problems.append(Problem(path, f"`$ref` {ref!r} points at nothing in this schema"))
@@ -107,6 +115,27 @@ def check_schema(schema: Any) -> list[Problem]:
     except RecursionError:
         problems.append(Problem((), "schema nests or refers to itself too deeply to check"))
     return problems
+
+
+def _ref_cycle(resolved: Any, limit: int = 1000) -> bool:
+    """True when following `$ref` from `resolved` comes back without ever leaving `$ref`s.
+
+    Such a chain applies to the same value forever (`{"$defs": {"a": {"$ref": "#/$defs/a"}}}`),
+    so every validation against it recurses until Python gives up.
+    """
+    seen: set[int] = set()
+    for _ in range(limit):
+        contents = resolved.contents
+        if not isinstance(contents, dict) or not isinstance(contents.get("$ref"), str):
+            return False
+        if id(contents) in seen:
+            return True
+        seen.add(id(contents))
+        try:
+            resolved = resolved.resolver.lookup(contents["$ref"])
+        except referencing.exceptions.Unresolvable:
+            return False
+    return True
 
 
 def _refs(value: Any, path: tuple) -> Iterator[tuple[tuple, str]]:

@@ -10,7 +10,6 @@ fails); a broken plugin setup raises `PluginError`.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from mkdocs.structure.toc import get_toc
 from mkdocs.utils import get_relative_url
 
 from . import catalog as catalog_json
+from . import pages as page_plan
 from .discover import DiscoveryError
 from .frontmatter import DEFAULT_MAX_BYTES
 from .harvest import harvest
@@ -128,13 +128,10 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         self.renderer = Renderer([Path(d) for d in config.theme.dirs])
         self._log_diagnostics(self.catalog)
 
-        page_dir = self.config.page_dir.strip("/")
         self.pages = {}
-        self.tool_src = {}
-        used: set[str] = set()
+        self.tool_src = page_plan.plan(self.catalog, self.config.page_dir, config.use_directory_urls)
         for tool in self.catalog.tools:
-            slug = _unique_slug(tool.id, used)
-            src_uri = f"{page_dir}/{slug}.md"
+            src_uri = self.tool_src[id(tool)]
             if files.get_file_from_path(src_uri) is not None:
                 log.info("toolcatalog: %s exists in docs_dir; it replaces the generated page for %r", src_uri, tool.id)
                 file = files.get_file_from_path(src_uri)
@@ -143,8 +140,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
                 files.append(file)
                 self.pages[src_uri] = tool
             tool.url = file.url
-            self.tool_src[id(tool)] = src_uri
-        self.index_uri = f"{page_dir}/index.md"
+        self.index_uri = page_plan.index_source(self.config.page_dir)
         if files.get_file_from_path(self.index_uri) is None:
             files.append(File.generated(config, self.index_uri, content="", inclusion=InclusionLevel.INCLUDED))
             self.pages[self.index_uri] = None  # type: ignore[assignment]
@@ -256,25 +252,6 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
             if os.path.exists(path):
                 server.watch(path)
         return server
-
-
-_SLUG = re.compile(r"[^a-z0-9._-]+")
-
-
-def _slug(tool_id: str) -> str:
-    slug = _SLUG.sub("-", tool_id.lower()).strip("-.")
-    return slug[:100] or "tool"
-
-
-def _unique_slug(tool_id: str, used: set[str]) -> str:
-    base = _slug(tool_id)
-    if base == "index":
-        base = "index-tool"
-    slug, n = base, 2
-    while slug in used:
-        slug, n = f"{base}-{n}", n + 1
-    used.add(slug)
-    return slug
 
 
 def _link_parents(items: list[Any], parent: Any, pages: list[Page]) -> None:

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Set up and run the project with nothing but python3.
+
+    python3 .ci/dev.py demo     # create .venv, install, build the demo catalog site into site/
+    python3 .ci/dev.py serve    # same, then serve it on http://127.0.0.1:8000/
+    python3 .ci/dev.py test     # create .venv, install with test extras, run the whole test suite
+
+Everything goes into .venv next to this repository; the system Python is untouched.
+Installing is skipped when pyproject.toml has not changed since the last install.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+
+
+def run(*argv: str | os.PathLike[str]) -> None:
+    print("+", " ".join(str(a) for a in argv), flush=True)
+    subprocess.run([str(a) for a in argv], cwd=ROOT, check=True)
+
+
+def setup(extras: str) -> None:
+    if not PYTHON.exists():
+        print(f"creating {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+    stamp = VENV / f".toolcatalog-installed-{extras}"
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == digest:
+        return
+    run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+    run(PYTHON, "-m", "pip", "install", "--quiet", "-e", f".[{extras}]")
+    stamp.write_text(digest)
+
+
+def main(argv: list[str]) -> int:
+    command = argv[0] if argv else "demo"
+    if command in ("demo", "serve"):
+        setup("demo")
+        run(BIN / "mkdocs", "build", "--clean")
+        print(f"\nDemo catalog site built in {ROOT / 'site'} (open site/index.html, or run: python3 .ci/dev.py serve)")
+        if command == "serve":
+            run(BIN / "mkdocs", "serve", "--dev-addr", "127.0.0.1:8000")
+        return 0
+    if command == "test":
+        setup("test")
+        result = subprocess.run([str(PYTHON), "-m", "pytest", "-n", "2", *argv[1:]], cwd=ROOT)
+        return result.returncode
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,97 @@
+"""The `toolcatalog` command: the plugin's work without MkDocs.
+
+`toolcatalog validate [PATH]` harvests PATH (default: the current folder) with
+the plugin options it finds in PATH's `mkdocs.yml` (or `-f FILE`), prints every
+diagnostic, and exits 1 when any manifest is invalid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from . import __version__
+from . import catalog as catalog_json
+from . import pages as page_plan
+from .discover import DiscoveryError
+from .harvest import harvest
+from .mkdocs_yml import ConfigFileError, plugin_options
+from .model import ERROR, Catalog
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="toolcatalog", description="Harvest and validate agent-tool manifests.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    validate = commands.add_parser("validate", help="parse and validate every manifest; exit 1 if any is invalid")
+    _common(validate)
+    validate.add_argument("--json", action="store_true", help="print the catalog JSON instead of a report")
+    validate.set_defaults(handler=_validate)
+
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except (ConfigFileError, DiscoveryError) as exc:
+        print(f"toolcatalog: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _common(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("path", nargs="?", default=".", help="workspace folder (default: the current folder)")
+    sub.add_argument("-f", "--config-file", help="mkdocs.yml to read plugin options from (default: PATH/mkdocs.yml if present)")
+    sub.add_argument("--paths", action="append", help="folder or manifest to harvest (repeatable; overrides the config)")
+    sub.add_argument("--exclude", action="append", help="gitignore-style pattern to skip (repeatable; adds to the config)")
+
+
+def _load(args: argparse.Namespace) -> Catalog:
+    workspace = Path(args.path)
+    if not workspace.is_dir():
+        raise DiscoveryError(f"{args.path!r} is not a folder")
+    config_file = Path(args.config_file) if args.config_file else workspace / "mkdocs.yml"
+    project = plugin_options(config_file, required=bool(args.config_file))
+    options = project.options
+    if args.config_file:
+        workspace = config_file.resolve().parent
+    if args.paths:
+        options.paths = list(args.paths)
+    if args.exclude:
+        options.exclude = [*options.exclude, *args.exclude]
+    catalog = harvest(workspace, options, skip=project.skip)
+    page_plan.plan(catalog, options.page_dir, project.directory_urls)
+    return catalog
+
+
+def _validate(args: argparse.Namespace) -> int:
+    catalog = _load(args)
+    invalid = [t for t in catalog.tools if not t.valid]
+    catalog_errors = [d for d in catalog.diagnostics if d.severity == ERROR]
+    if args.json:
+        sys.stdout.write(catalog_json.dumps(catalog_json.build(catalog)))
+    else:
+        _report(catalog)
+    return EXIT_PROBLEMS if invalid or catalog_errors else EXIT_OK
+
+
+def _report(catalog: Catalog) -> None:
+    out = sys.stdout
+    for diagnostic in sorted(catalog.all_diagnostics(), key=lambda d: (d.path, d.line or 0)):
+        out.write(f"{diagnostic.location()}: {diagnostic.severity}: {diagnostic.message}\n")
+    invalid = sum(not t.valid for t in catalog.tools)
+    errors = sum(d.severity == ERROR for d in catalog.all_diagnostics())
+    warnings = sum(d.severity != ERROR for d in catalog.all_diagnostics())
+    out.write(
+        f"{len(catalog.tools)} tool{'s' if len(catalog.tools) != 1 else ''}, {invalid} invalid; "
+        f"{len(catalog.drivers)} driver{'s' if len(catalog.drivers) != 1 else ''}; "
+        f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}\n"
+    )
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

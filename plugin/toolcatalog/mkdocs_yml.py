@@ -1,0 +1,97 @@
+"""Reading the plugin's options from a mkdocs.yml without running MkDocs.
+
+mkdocs.yml files carry tags such as `!ENV` and `!!python/name:` (Material's
+emoji setup). The command line must never import or run what such a tag names,
+so they are read as inert values: `!ENV` resolves from the environment (as
+MkDocs does), every other tag becomes null.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .options import Options
+
+PLUGIN_NAME = "toolcatalog"
+
+
+class ConfigFileError(Exception):
+    pass
+
+
+class _InertLoader(yaml.SafeLoader):
+    pass
+
+
+def _env(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        names, default = [loader.construct_scalar(node)], None
+    else:
+        values = loader.construct_sequence(node)
+        names, default = values[:-1], values[-1] if len(values) > 1 else None
+        if len(values) == 1:
+            names = values
+    for name in names:
+        if isinstance(name, str) and name in os.environ:
+            return yaml.safe_load(os.environ[name]) if os.environ[name] else ""
+    return default
+
+
+def _inert(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> None:
+    return None
+
+
+_InertLoader.add_constructor("!ENV", _env)
+_InertLoader.add_multi_constructor("!", _inert)
+_InertLoader.add_multi_constructor("tag:yaml.org,2002:python/", _inert)
+
+
+@dataclass
+class Project:
+    """What the command line needs from a mkdocs.yml."""
+
+    options: Options
+    skip: list[Path]  # docs_dir and site_dir: never harvested
+    directory_urls: bool = True
+
+
+def plugin_options(config_file: Path, required: bool = False) -> Project:
+    """The toolcatalog options and the folders never to harvest (docs_dir, site_dir)."""
+    if not config_file.is_file():
+        if required:
+            raise ConfigFileError(f"config file {str(config_file)!r} does not exist")
+        return Project(Options(), [])
+    try:
+        data = yaml.load(config_file.read_text(encoding="utf-8"), Loader=_InertLoader) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigFileError(f"cannot read {config_file}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigFileError(f"{config_file} is not a YAML mapping")
+    base = config_file.resolve().parent
+    skip = [base / str(data.get("docs_dir") or "docs"), base / str(data.get("site_dir") or "site")]
+    raw = _plugin_config(data.get("plugins"))
+    known = {f.name for f in fields(Options)}
+    options = Options()
+    for key, value in (raw or {}).items():
+        if key in known and value is not None:
+            setattr(options, key, value)
+    return Project(options, skip, data.get("use_directory_urls") is not False)
+
+
+def _plugin_config(plugins: Any) -> dict[str, Any] | None:
+    if isinstance(plugins, dict):
+        value = plugins.get(PLUGIN_NAME)
+        return value if isinstance(value, dict) else {} if PLUGIN_NAME in plugins else None
+    if isinstance(plugins, list):
+        for item in plugins:
+            if item == PLUGIN_NAME:
+                return {}
+            if isinstance(item, dict) and PLUGIN_NAME in item:
+                value = item[PLUGIN_NAME]
+                return value if isinstance(value, dict) else {}
+    return None

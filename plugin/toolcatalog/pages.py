@@ -1,0 +1,42 @@
+"""Where each tool's page lives in a site: one stable, safe file name per tool id.
+
+Shared by the MkDocs plugin and the command line so that the `url` of a tool in
+the catalog is the same whoever wrote it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .model import Catalog
+
+_UNSAFE = re.compile(r"[^a-z0-9._-]+")
+INDEX = "index"
+
+
+def slug(tool_id: str) -> str:
+    """A file-name-safe form of an id (ids come from untrusted manifests: no `/`, no `..`)."""
+    value = _UNSAFE.sub("-", tool_id.lower()).strip("-.")
+    return value[:100] or "tool"
+
+
+def plan(catalog: Catalog, page_dir: str = "tools", directory_urls: bool = True) -> dict[int, str]:
+    """Assign every tool a page; returns id(tool) -> source path (`<page_dir>/<slug>.md`)."""
+    page_dir = page_dir.strip("/")
+    used: set[str] = set()
+    sources: dict[int, str] = {}
+    for tool in catalog.tools:
+        base = slug(tool.id)
+        if base == INDEX:
+            base = "index-tool"
+        name, n = base, 2
+        while name in used:
+            name, n = f"{base}-{n}", n + 1
+        used.add(name)
+        sources[id(tool)] = f"{page_dir}/{name}.md"
+        tool.url = f"{page_dir}/{name}/" if directory_urls else f"{page_dir}/{name}.html"
+    return sources
+
+
+def index_source(page_dir: str = "tools") -> str:
+    return f"{page_dir.strip('/')}/{INDEX}.md"

@@ -1,0 +1,484 @@
+"""Run one untrusted subprocess without letting it hurt the build.
+
+The command runs without a shell, in a new session (so it leads its own process
+group), with exactly the environment it is given (see `scrubbed_env`). Its stdin
+is written and then closed, and stdout and stderr are read as they come, all
+from one `selectors` loop, so a child that never reads stdin, or one that fills
+stdout before it reads, cannot deadlock us. Each stream is capped: once a
+stream goes past its cap the whole process group is killed and the result is
+marked truncated, so memory stays flat whatever the child writes. At the
+deadline the whole group (grandchildren too) gets SIGKILL; we then read for at
+most a short grace period, so a process outside the group that still holds
+the pipes cannot keep us waiting. Whatever the group leaves behind when its
+leader exits is killed as well.
+
+A command that cannot start (missing executable, permission denied, ...) gives
+a result with `error` set and `exit_code` None; `run_process` itself does not
+raise for those.
+
+POSIX only in earnest; on Windows it falls back to `subprocess.run` with a
+timeout (caps applied after the fact, untested).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping
+
+__all__ = [
+    "ENV_ALLOWLIST",
+    "PROVIDER_VARS",
+    "ProcessResult",
+    "interpreter_for",
+    "run_process",
+    "scrubbed_env",
+]
+
+ENV_ALLOWLIST = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    "SYSTEMROOT",
+    "PATHEXT",
+)
+
+# Names that look like model-provider settings or credentials.
+PROVIDER_VARS = re.compile(
+    r"API_KEY|ACCESS_KEY|SECRET|_TOKEN$"
+    r"|^ANTHROPIC|^OPENAI|^AZURE_OPENAI|^GOOGLE_API|^GEMINI|^MISTRAL|^COHERE|^GROQ"
+    r"|^TOGETHER|^PERPLEXITY|^AMPLIFIER|^LLM|_LLM$|^MODEL|_MODEL$|PROVIDER",
+    re.IGNORECASE,
+)
+
+_READ_CHUNK = 64 << 10
+_WRITE_CHUNK = 64 << 10
+_DRAIN_GRACE_S = 0.5  # after killing the group: how long to read what is left
+_LEFTOVER_GRACE_S = 0.3  # leader exited, pipes still open: wait this long, then kill the rest
+_REAP_TIMEOUT_S = 1.0  # after SIGKILL, how long to wait for the leader to be reaped
+_MAX_TICK_S = 0.25
+
+
+@dataclass
+class ProcessResult:
+    """What happened when a command ran (or failed to start).
+
+    `exit_code` follows `subprocess`: negative for death by signal (a killed
+    child reports -9); None when the process never started or could not be reaped.
+    """
+
+    argv: list[str]
+    exit_code: int | None
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+    stdout_truncated: bool
+    stderr_truncated: bool
+    duration_s: float
+    error: str | None = None  # e.g. "command not found: foo" when it could not start
+
+    @property
+    def ok(self) -> bool:
+        """Started, finished in time, exited 0, nothing cut off."""
+        return (
+            self.error is None
+            and not self.timed_out
+            and self.exit_code == 0
+            and not self.stdout_truncated
+            and not self.stderr_truncated
+        )
+
+
+def scrubbed_env(
+    extra_names: Iterable[str] = (),
+    extra: Mapping[str, str] | None = None,
+    drop_provider_vars: bool = False,
+) -> dict[str, str]:
+    """A minimal environment for a child process.
+
+    The allowlisted names and `extra_names` are copied from `os.environ` when
+    set, `PYTHONDONTWRITEBYTECODE=1` is added (example runs must not litter
+    `__pycache__` into the user's repository), then `extra` is applied. With
+    `drop_provider_vars`, every name matching `PROVIDER_VARS` is removed from the
+    result, whichever way it got there.
+    """
+    env: dict[str, str] = {}
+    for name in (*ENV_ALLOWLIST, *extra_names):
+        value = os.environ.get(name)
+        if value is not None:
+            env[name] = value
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if extra:
+        env.update({str(k): str(v) for k, v in extra.items()})
+    if drop_provider_vars:
+        env = {k: v for k, v in env.items() if not PROVIDER_VARS.search(k)}
+    return env
+
+
+# --------------------------------------------------------------------------- launching
+
+_BY_SUFFIX: dict[str, tuple[tuple[str, ...], ...]] = {
+    ".sh": (("bash",), ("sh",)),
+    ".bash": (("bash",),),
+    ".zsh": (("zsh",),),
+    ".js": (("node",),),
+    ".mjs": (("node",),),
+    ".ts": (("bun",), ("deno", "run"), ("tsx",)),
+    ".rb": (("ruby",),),
+    ".pl": (("perl",),),
+    ".ps1": (("pwsh", "-NoProfile", "-File"), ("powershell", "-NoProfile", "-File")),
+}
+
+
+def _is_executable(path: Path) -> bool:
+    if not path.is_file():
+        return False
+    if os.name == "nt":
+        exts = os.environ.get("PATHEXT", ".COM;.EXE;.BAT;.CMD").lower().split(";")
+        return path.suffix.lower() in exts
+    return os.access(path, os.X_OK)
+
+
+def interpreter_for(path: Path) -> list[str] | None:
+    """The argv prefix that launches the implementation file `path` (speccify's rule).
+
+    An executable file (other than `.ps1`) runs directly: `[str(path)]`.
+    Otherwise the suffix picks the interpreter, the first one found on PATH
+    (absolute path); `.py` always uses `sys.executable`. The file itself is the
+    last element. None when nothing can launch it.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix != ".ps1" and _is_executable(path):
+        return [str(path)]
+    if suffix == ".py":
+        exe = sys.executable
+        return [os.path.abspath(exe), str(path)] if exe else None
+    for candidate in _BY_SUFFIX.get(suffix, ()):
+        found = shutil.which(candidate[0])
+        if found:
+            return [os.path.abspath(found), *candidate[1:], str(path)]
+    return None
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _start_error(exc: OSError, argv: list[str], cwd: Path) -> str:
+    name = argv[0] if argv else ""
+    if exc.filename is not None and str(exc.filename) == str(cwd) and str(cwd) != name:
+        # subprocess reports a failed chdir with the directory as the filename
+        return f"cannot use working directory {cwd}: {exc.strerror or exc}"
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {name}"
+    if isinstance(exc, PermissionError):
+        return f"permission denied: {name}"
+    if exc.errno == errno.ENOEXEC:
+        return f"not an executable format (missing #! line?): {name}"
+    return f"could not start {name}: {exc.strerror or exc}"
+
+
+def _failed(argv: list[str], message: str, started: float) -> ProcessResult:
+    return ProcessResult(
+        argv=argv,
+        exit_code=None,
+        stdout=b"",
+        stderr=b"",
+        timed_out=False,
+        stdout_truncated=False,
+        stderr_truncated=False,
+        duration_s=time.monotonic() - started,
+        error=message,
+    )
+
+
+def run_process(
+    argv: list[str],
+    *,
+    cwd: Path,
+    stdin: bytes | None,
+    timeout_s: float,
+    env: dict[str, str],
+    max_stdout: int = 1 << 20,
+    max_stderr: int = 64 << 10,
+) -> ProcessResult:
+    """Run `argv` (no shell) in `cwd` with exactly `env`; see the module docstring."""
+    argv = [os.fspath(a) for a in argv]
+    started = time.monotonic()
+    if not argv:
+        return _failed(argv, "empty command", started)
+    if os.name != "posix":  # pragma: no cover - Windows fallback, untested
+        return _run_simple(argv, cwd, stdin, timeout_s, env, max_stdout, max_stderr, started)
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            shell=False,
+            start_new_session=True,
+            close_fds=True,
+            bufsize=0,
+        )
+    except OSError as exc:
+        return _failed(argv, _start_error(exc, argv, Path(cwd)), started)
+    except (ValueError, TypeError) as exc:  # e.g. an embedded NUL byte
+        return _failed(argv, f"could not start {argv[0]}: {exc}", started)
+    return _Runner(proc, argv, stdin, timeout_s, max_stdout, max_stderr, started).run()
+
+
+class _Runner:
+    """The selectors loop for one started process (POSIX)."""
+
+    def __init__(self, proc: subprocess.Popen, argv: list[str], stdin: bytes | None,
+                 timeout_s: float, max_stdout: int, max_stderr: int, started: float) -> None:
+        self.proc = proc
+        self.argv = argv
+        self.started = started
+        self.deadline = started + max(0.0, float(timeout_s))
+        self.sel = selectors.DefaultSelector()
+        self.out = bytearray()
+        self.err = bytearray()
+        self.caps = {"out": max(0, max_stdout), "err": max(0, max_stderr)}
+        self.truncated = {"out": False, "err": False}
+        self.timed_out = False
+        self.killed_at: float | None = None
+        self.leader_exited_at: float | None = None
+        self.pending = memoryview(stdin or b"")
+        self.pidfd: int | None = None
+
+    # -- helpers
+
+    def _kill_group(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:  # already gone (ESRCH), or macOS's EPERM for a group of zombies
+            pass
+        if self.killed_at is None:
+            self.killed_at = time.monotonic()
+            self._close_stdin()
+
+    def _close_stdin(self) -> None:
+        stream = self.proc.stdin
+        if stream is not None and not stream.closed:
+            try:
+                self.sel.unregister(stream)
+            except (KeyError, ValueError):
+                pass
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    def _close_stream(self, stream) -> None:
+        try:
+            self.sel.unregister(stream)
+        except (KeyError, ValueError):
+            pass
+        try:
+            stream.close()
+        except OSError:
+            pass
+
+    def _leader_exited(self) -> bool:
+        """Has the leader exited? Does not reap it, so its pid stays reserved as our pgid."""
+        if self.proc.returncode is not None:
+            return True
+        waitid = getattr(os, "waitid", None)
+        if waitid is not None and hasattr(os, "WNOWAIT"):
+            try:
+                return waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+            except ChildProcessError:
+                return True
+            except OSError:
+                pass
+        return self.proc.poll() is not None
+
+    def _pipes_open(self) -> bool:
+        return any(s is not None and not s.closed for s in (self.proc.stdout, self.proc.stderr))
+
+    # -- the loop
+
+    def _register(self) -> None:
+        proc = self.proc
+        for stream, tag in ((proc.stdout, "out"), (proc.stderr, "err")):
+            os.set_blocking(stream.fileno(), False)
+            self.sel.register(stream, selectors.EVENT_READ, tag)
+        if proc.stdin is not None:
+            if len(self.pending):
+                os.set_blocking(proc.stdin.fileno(), False)
+                self.sel.register(proc.stdin, selectors.EVENT_WRITE, "in")
+            else:
+                self._close_stdin()
+        pidfd_open = getattr(os, "pidfd_open", None)
+        if pidfd_open is not None:
+            try:
+                self.pidfd = pidfd_open(proc.pid)
+                self.sel.register(self.pidfd, selectors.EVENT_READ, "exit")
+            except OSError:
+                self.pidfd = None
+
+    def _write_stdin(self, stream) -> None:
+        try:
+            n = os.write(stream.fileno(), self.pending[:_WRITE_CHUNK])
+        except BlockingIOError:
+            return
+        except OSError:  # EPIPE: the child closed its stdin; the rest is not wanted
+            self._close_stdin()
+            return
+        self.pending = self.pending[n:]
+        if not len(self.pending):
+            self._close_stdin()
+
+    def _read(self, stream, tag: str) -> None:
+        try:
+            chunk = os.read(stream.fileno(), _READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._close_stream(stream)
+            return
+        if self.truncated[tag]:
+            return  # the group is already being killed; drop the rest
+        buf = self.out if tag == "out" else self.err
+        room = self.caps[tag] - len(buf)
+        if len(chunk) > room:
+            buf += chunk[: max(0, room)]
+            self.truncated[tag] = True
+            self._kill_group()
+        else:
+            buf += chunk
+
+    def _next_wait(self, now: float) -> float | None:
+        """Seconds to wait in select(); None means the loop is done."""
+        pipes_open = self._pipes_open()
+        if self.killed_at is not None:
+            if not pipes_open or now - self.killed_at >= _DRAIN_GRACE_S:
+                return None
+            return min(_DRAIN_GRACE_S - (now - self.killed_at), _MAX_TICK_S)
+        if self.leader_exited_at is None and self._leader_exited():
+            self.leader_exited_at = now
+        if self.leader_exited_at is not None:
+            if not pipes_open:
+                return None
+            left = _LEFTOVER_GRACE_S - (now - self.leader_exited_at)
+            if left <= 0:
+                self._kill_group()  # leftovers hold the pipes open: end them
+                return 0.0
+            return min(left, max(0.0, self.deadline - now), _MAX_TICK_S)
+        if now >= self.deadline:
+            self.timed_out = True
+            self._kill_group()
+            return 0.0
+        tick = _MAX_TICK_S if self.pidfd is not None else (0.1 if pipes_open else 0.01)
+        return min(self.deadline - now, tick)
+
+    def run(self) -> ProcessResult:
+        try:
+            self._register()
+            while True:
+                now = time.monotonic()
+                if self.leader_exited_at is not None and now >= self.deadline and self._pipes_open() and self.killed_at is None:
+                    self.timed_out = True
+                    self._kill_group()
+                wait = self._next_wait(now)
+                if wait is None:
+                    break
+                for key, _mask in self.sel.select(max(0.0, wait)):
+                    tag = key.data
+                    if tag == "in":
+                        self._write_stdin(key.fileobj)
+                    elif tag == "exit":
+                        self.sel.unregister(key.fileobj)  # _next_wait notices the exit
+                    else:
+                        self._read(key.fileobj, tag)
+            exit_code = self._finish()
+        finally:
+            self._cleanup()
+        return ProcessResult(
+            argv=self.argv,
+            exit_code=exit_code,
+            stdout=bytes(self.out),
+            stderr=bytes(self.err),
+            timed_out=self.timed_out,
+            stdout_truncated=self.truncated["out"],
+            stderr_truncated=self.truncated["err"],
+            duration_s=time.monotonic() - self.started,
+        )
+
+    def _finish(self) -> int | None:
+        # Nothing of the group may outlive the run: kill leftovers while the
+        # (unreaped) leader still reserves the group id, then reap the leader.
+        self._kill_group()
+        try:
+            return self.proc.wait(timeout=_REAP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def _cleanup(self) -> None:
+        proc = self.proc
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None and not stream.closed:
+                self._close_stream(stream)
+        if self.pidfd is not None:
+            try:
+                os.close(self.pidfd)
+            except OSError:
+                pass
+            self.pidfd = None
+        self.sel.close()
+        if proc.returncode is None:  # an exception got us here: do not leave it running
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                proc.wait(timeout=_REAP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def _run_simple(argv, cwd, stdin, timeout_s, env, max_stdout, max_stderr, started):  # pragma: no cover
+    """Windows: no process groups or non-blocking pipes; plain subprocess with a timeout."""
+    timed_out = False
+    try:
+        done = subprocess.run(
+            argv, cwd=cwd, env=env, input=stdin,
+            stdin=subprocess.DEVNULL if stdin is None else None,
+            capture_output=True, timeout=timeout_s, shell=False,
+        )
+        code, out, err = done.returncode, done.stdout or b"", done.stderr or b""
+    except subprocess.TimeoutExpired as exc:
+        timed_out, code = True, None
+        out, err = exc.stdout or b"", exc.stderr or b""
+    except OSError as exc:
+        return _failed(argv, _start_error(exc, argv, Path(cwd)), started)
+    return ProcessResult(
+        argv=argv,
+        exit_code=code,
+        stdout=out[:max_stdout],
+        stderr=err[:max_stderr],
+        timed_out=timed_out,
+        stdout_truncated=len(out) > max_stdout,
+        stderr_truncated=len(err) > max_stderr,
+        duration_s=time.monotonic() - started,
+    )

@@ -1,0 +1,101 @@
+"""Shared helpers for the manifest tests: write manifests into tmp_path, harvest them.
+
+Fixtures here are named after what they write (`write_tool`, `write_file`, ...)
+so other test modules can add their own without clashing.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from toolcatalog.harvest import harvest
+from toolcatalog.model import Catalog
+from toolcatalog.options import Options
+
+SPECCIFY_BODY = """
+## Behaviour
+
+Echoes its input.
+
+## Examples
+
+### echo one word
+input: {"text": "hi"}
+output: {"ok": true, "text": "hi"}
+"""
+
+SPECCIFY_FRONT = """\
+name: {name}
+description: Echo a text back.
+inputs:
+  type: object
+  required: [text]
+  properties:
+    text: {{type: string}}
+outputs:
+  type: object
+  required: [ok]
+  properties:
+    ok: {{type: boolean}}
+    text: {{type: string}}
+effects: none
+"""
+
+
+def speccify_text(name: str = "good-tool", front: str | None = None, body: str = SPECCIFY_BODY, extra: str = "") -> str:
+    """A speccify TOOL.md. `front` replaces the whole front matter; `extra` is appended to it."""
+    fm = SPECCIFY_FRONT.format(name=name) if front is None else textwrap.dedent(front)
+    if not fm.endswith("\n"):
+        fm += "\n"
+    return f"---\n{fm}{textwrap.dedent(extra)}---\n{textwrap.dedent(body)}"
+
+
+@pytest.fixture
+def write_file(tmp_path: Path) -> Callable[..., Path]:
+    """Write text (or bytes) to `tmp_path / rel`, creating folders. Returns the path."""
+
+    def write(rel: str, content: str | bytes) -> Path:
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        return path
+
+    return write
+
+
+@pytest.fixture
+def write_tool(write_file: Callable[..., Path]) -> Callable[..., Path]:
+    """Write a speccify tool at `.agent/tools/<folder>/TOOL.md`.
+
+    With no `content`, a valid tool named `name` is written; `content` (str or
+    bytes) is written verbatim otherwise.
+    """
+
+    def write(name: str = "good-tool", content: str | bytes | None = None, *, folder: str | None = None, under: str = ".agent/tools") -> Path:
+        text = speccify_text(name) if content is None else content
+        return write_file(f"{under}/{folder or name}/TOOL.md", text)
+
+    return write
+
+
+@pytest.fixture
+def harvest_tmp(tmp_path: Path) -> Callable[..., Catalog]:
+    """Harvest `tmp_path` with the given Options keyword arguments."""
+
+    def run(**options: Any) -> Catalog:
+        return harvest(tmp_path, Options(**options))
+
+    return run
+
+
+@pytest.fixture
+def speccify_md() -> Callable[..., str]:
+    """The `speccify_text` builder: `speccify_md(name, front=None, body=..., extra="")`."""
+    return speccify_text

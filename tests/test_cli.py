@@ -1,0 +1,80 @@
+"""The `toolcatalog` command, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from sitebuild import REPO, build, mkdocs_project, workspace_all_formats, write
+
+GOLDEN = Path(__file__).parent / "golden" / "catalog.json"
+
+
+def toolcatalog(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolcatalog.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_validate_clean_workspace_exits_0(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    result = toolcatalog("validate", str(tmp_path), cwd=REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "3 tools, 0 invalid; 1 driver; 0 errors, 0 warnings"
+
+
+def test_validate_reports_each_problem_and_exits_1(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    write(tmp_path / ".agent/tools/bad/TOOL.md", "---\nname: bad\ndescription: [not, text]\ninputs: {}\noutputs: {}\neffects: x\n---\n")
+    result = toolcatalog("validate", cwd=tmp_path)
+    assert result.returncode == 1
+    assert ".agent/tools/bad/TOOL.md:3: error: `description` must be a string, not a list" in result.stdout
+    assert "4 tools, 1 invalid" in result.stdout
+
+
+def test_validate_json_equals_the_plugins_catalog(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    mkdocs_project(tmp_path)
+    build(tmp_path)
+    result = toolcatalog("validate", "--json", str(tmp_path), cwd=REPO)
+    assert result.returncode == 0
+    assert result.stdout == (tmp_path / "site" / "catalog.json").read_text(encoding="utf-8")
+
+
+def test_catalog_matches_the_golden_file(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    write(tmp_path / ".tools/bad.tool/TOOL.md", "---\nname: Bad\nid: bad.tool\ndescription: d\nversion: '1'\ninputs: {}\noutputs: {}\nrunner: x\n---\n")
+    result = toolcatalog("validate", "--json", str(tmp_path), cwd=REPO)
+    assert result.returncode == 1
+    if os.environ.get("UPDATE_GOLDEN"):
+        GOLDEN.write_text(result.stdout, encoding="utf-8")
+    assert result.stdout == GOLDEN.read_text(encoding="utf-8")
+    json.loads(result.stdout)
+
+
+def test_options_come_from_mkdocs_yml_and_flags(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    mkdocs_project(tmp_path, {"exclude": [".tools/", ".drivers/"]})
+    # mkdocs.yml files carry tags the CLI must read without running anything.
+    config = (tmp_path / "mkdocs.yml").read_text() + "extra:\n  x: !!python/name:os.system\n  y: !ENV [TC_UNSET_VAR, fallback]\n"
+    (tmp_path / "mkdocs.yml").write_text(config)
+    result = toolcatalog("validate", "--json", cwd=tmp_path)
+    ids = [t["id"] for t in json.loads(result.stdout)["tools"]]
+    assert ids == ["add-numbers", "tiny-smart"]
+    # --paths replaces the configured paths; the configured excludes still apply.
+    result = toolcatalog("validate", "--json", "--paths", "packages", cwd=tmp_path)
+    assert [t["id"] for t in json.loads(result.stdout)["tools"]] == ["tiny-smart"]
+    result = toolcatalog("validate", "--json", "--paths", ".tools", cwd=tmp_path)
+    assert json.loads(result.stdout)["tools"] == []
+
+
+def test_bad_usage_exits_2(tmp_path: Path) -> None:
+    result = toolcatalog("validate", str(tmp_path / "missing"), cwd=tmp_path)
+    assert result.returncode == 2 and "is not a folder" in result.stderr
+    result = toolcatalog("validate", "--paths", "nope", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 2 and "`paths` entry 'nope' does not exist" in result.stderr
+    result = toolcatalog("validate", "-f", str(tmp_path / "none.yml"), cwd=tmp_path)
+    assert result.returncode == 2 and "does not exist" in result.stderr

@@ -1,0 +1,194 @@
+"""Real `mkdocs build` runs in temporary folders; assertions on the HTML and JSON they produce."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from sitebuild import build, catalog, mkdocs_project, workspace_all_formats, write
+
+REQUIRED_TOOL_FIELDS = {
+    "id", "name", "format", "version", "description", "source", "url", "valid", "diagnostics",
+    "inputs", "outputs", "effects", "capabilities", "examples", "drivers", "status",
+}
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    workspace_all_formats(tmp_path)
+    mkdocs_project(tmp_path)
+    build(tmp_path, "--strict")
+    return tmp_path
+
+
+def test_every_format_gets_a_page_and_a_catalog_entry(site: Path) -> None:
+    data = catalog(site)
+    assert data["version"] == 1
+    ids = [t["id"] for t in data["tools"]]
+    assert ids == sorted(ids) == ["add-numbers", "text.echo", "tiny-smart"]
+    formats = {t["id"]: t["format"] for t in data["tools"]}
+    assert formats == {"add-numbers": "speccify", "text.echo": "aip-14", "tiny-smart": "smart-tool"}
+    for tool in data["tools"]:
+        assert REQUIRED_TOOL_FIELDS <= set(tool), tool["id"]
+        assert tool["valid"] is True
+        assert (site / "site" / tool["url"] / "index.html").is_file()
+    assert (site / "site" / "tools" / "index.html").is_file()
+
+
+def test_catalog_fields_are_normalized(site: Path) -> None:
+    tools = {t["id"]: t for t in catalog(site)["tools"]}
+    speccify = tools["add-numbers"]
+    assert speccify["source"] == ".agent/tools/add-numbers/TOOL.md"
+    assert speccify["kind"] == "deterministic"
+    assert speccify["platforms"] == ["linux", "macos"]
+    assert speccify["effects"]["text"] == "none; pure computation"
+    assert speccify["effects"]["mutates"] is None  # speccify does not declare scopes: never guessed
+    assert speccify["examples"] == [
+        {"title": "two and two", "line": 26, "input": {"a": 2, "b": 2}, "output": {"sum": 4},
+         "has_output": True, "status": "not-run", "detail": ""}
+    ]
+    aip = tools["text.echo"]
+    assert aip["version"] == "1.2.0"
+    assert aip["effects"]["read_only"] is True and aip["effects"]["risk_level"] == 0
+    assert [d["id"] for d in aip["drivers"]] == ["echo-cli"]
+    assert aip["drivers"][0]["implements"]["tool_id"] == "text.echo"
+    assert aip["drivers"][0]["kind"] == "cli"
+    smart = tools["tiny-smart"]
+    assert smart["source"] == "packages/tiny-smart/src/tiny_smart/SMART_TOOL.md"
+    assert smart["descriptor"] == "packages/tiny-smart/smart-tool.json"
+    assert smart["kind"] is None  # only running --help can tell
+
+
+def test_tool_page_shows_the_contract(site: Path) -> None:
+    html = (site / "site" / "tools" / "add-numbers" / "index.html").read_text()
+    assert "<h1 id=\"tc-title\">add-numbers</h1>" in html
+    assert "Adds two numbers and says whether the sum is even." in html
+    assert "none; pure computation" in html
+    assert "two and two" in html
+    assert "The first addend." in html
+    # The page title and the table of contents come from the plugin, not from an empty stub.
+    assert "<title>add-numbers" in html
+    assert 'href="#tc-examples"' in html
+    aip = (site / "site" / "tools" / "text.echo" / "index.html").read_text()
+    assert "echo-cli" in aip and "read-only" in aip
+
+
+def test_strict_build_fails_on_an_invalid_manifest(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    write(tmp_path / ".agent/tools/broken/TOOL.md", "---\nname: Broken Name\ndescription: x\ninputs: {}\noutputs: {}\n---\n")
+    mkdocs_project(tmp_path)
+    result = build(tmp_path, "--strict", check=False)
+    assert result.returncode != 0
+    assert ".agent/tools/broken/TOOL.md:2: `name` 'Broken Name' must be lowercase" in result.stderr
+    # Without --strict the same build succeeds and shows the tool as invalid.
+    build(tmp_path)
+    broken = next(t for t in catalog(tmp_path)["tools"] if t["id"] == "Broken Name")
+    assert broken["valid"] is False and broken["status"] == "invalid"
+    errors = [d for d in broken["diagnostics"] if d["severity"] == "error"]
+    assert [(d["line"], d["path"], d["code"]) for d in errors] == [(2, ".agent/tools/broken/TOOL.md", "name")]
+    page = (tmp_path / "site" / broken["url"] / "index.html").read_text()
+    assert "Invalid manifest." in page and "must be lowercase" in page
+
+
+def test_warnings_alone_do_not_fail_strict(tmp_path: Path) -> None:
+    # An input that violates `inputs` documents rejection: a warning, logged at INFO level.
+    write(
+        tmp_path / ".agent/tools/picky/TOOL.md",
+        """
+        ---
+        name: picky
+        description: Rejects negative numbers.
+        inputs: {type: object, properties: {n: {type: integer, minimum: 0}}}
+        outputs: {type: object}
+        effects: none
+        ---
+        ## Examples
+        ### negative is rejected
+        input: {"n": -1}
+        output: {"ok": false}
+        """,
+    )
+    mkdocs_project(tmp_path)
+    result = build(tmp_path, "--strict")
+    assert "the input violates `inputs`" in result.stderr
+    assert catalog(tmp_path)["tools"][0]["valid"] is True
+
+
+def test_material_theme_and_nav_grouping(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    mkdocs_project(tmp_path, theme="material", nav=[{"Home": "index.md"}, {"Catalog": "tools/index.md"}])
+    build(tmp_path, "--strict")
+    html = (tmp_path / "site" / "tools" / "text.echo" / "index.html").read_text()
+    labels = [re.sub(r"\s+", " ", m) .strip() for m in re.findall(r'md-ellipsis">([^<]*)<', html)]
+    assert "Catalog" in labels and "agentproto AIP-14" in labels and "Smart tools" in labels
+    assert labels.index("speccify") < labels.index("add-numbers") < labels.index("agentproto AIP-14")
+    assert "toolcatalog/assets/toolcatalog.css" in html
+    assert (tmp_path / "site" / "toolcatalog" / "assets" / "toolcatalog.css").is_file()
+
+
+def test_nav_tools_off_keeps_only_the_index(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    mkdocs_project(tmp_path, {"nav_tools": False}, theme="material")
+    build(tmp_path)
+    html = (tmp_path / "site" / "index.html").read_text()
+    assert "All tools" in html
+    assert "add-numbers" not in html
+    index = (tmp_path / "site" / "tools" / "index.html").read_text()
+    assert 'href="add-numbers/"' in index
+
+
+def test_custom_dir_overrides_a_template(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    write(
+        tmp_path / "overrides/toolcatalog/tool.html",
+        "<div class=\"my-tool\">custom page for {{ tool.id }} {{ tool.description }}</div>\n",
+    )
+    mkdocs_project(tmp_path, theme={"name": "mkdocs", "custom_dir": "overrides"})
+    build(tmp_path)
+    html = (tmp_path / "site" / "tools" / "add-numbers" / "index.html").read_text()
+    assert '<div class="my-tool">custom page for add-numbers' in html
+    # The index still comes from the packaged template.
+    assert "tc-catalog" in (tmp_path / "site" / "tools" / "index.html").read_text()
+
+
+def test_user_page_wins_and_options_are_honoured(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    write(tmp_path / "docs/reference/add-numbers.md", "# Hand-written\n\nOur own page.\n")
+    mkdocs_project(tmp_path, {"page_dir": "reference", "catalog_file": "api/tools.json", "exclude": ["packages/"]})
+    build(tmp_path)
+    data = catalog(tmp_path, "api/tools.json")
+    assert [t["id"] for t in data["tools"]] == ["add-numbers", "text.echo"]
+    assert "Our own page." in (tmp_path / "site" / "reference" / "add-numbers" / "index.html").read_text()
+    assert (tmp_path / "site" / "reference" / "text.echo" / "index.html").is_file()
+
+
+def test_disabled_plugin_does_nothing(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    mkdocs_project(tmp_path, {"enabled": False})
+    build(tmp_path, "--strict")
+    assert not (tmp_path / "site" / "catalog.json").exists()
+    assert not (tmp_path / "site" / "tools").exists()
+
+
+def test_broken_setup_is_a_plugin_error(tmp_path: Path) -> None:
+    mkdocs_project(tmp_path, {"paths": ["no/such/folder"]})
+    result = build(tmp_path, check=False)
+    assert result.returncode != 0
+    assert "`paths` entry 'no/such/folder' does not exist" in result.stderr
+    mkdocs_project(tmp_path, {"page_dir": "../outside"})
+    result = build(tmp_path, check=False)
+    assert result.returncode != 0 and "`page_dir` must be a relative folder" in result.stderr
+
+
+def test_docs_and_site_dirs_are_not_harvested(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    # A manifest under docs/ (e.g. an example in the documentation) and a stale copy in site/.
+    write(tmp_path / "docs/.agent/tools/doc-example/TOOL.md", "---\nname: doc-example\n---\n")
+    mkdocs_project(tmp_path)
+    build(tmp_path)
+    write(tmp_path / "site/.agent/tools/stale/TOOL.md", "---\nname: stale\n---\n")
+    build(tmp_path)
+    ids = [t["id"] for t in catalog(tmp_path)["tools"]]
+    assert "doc-example" not in ids and "stale" not in ids
