@@ -30,6 +30,7 @@ def tool_entry(tool: Tool) -> dict[str, Any]:
         "url": tool.url,
         "valid": tool.valid,
         "status": tool.status,
+        "status_detail": tool.status_detail,
         "kind": tool.kind,
         "platforms": tool.platforms,
         "tags": tool.tags,
@@ -39,6 +40,7 @@ def tool_entry(tool: Tool) -> dict[str, Any]:
         "effects": tool.effects.as_dict(),
         "capabilities": [c.as_dict() for c in tool.capabilities],
         "examples": [e.as_dict() for e in tool.examples],
+        "checks": [c.as_dict() for c in tool.checks],
         "drivers": [d.as_dict(tool.id) for d in tool.drivers],
     }
 

@@ -111,6 +111,44 @@ _ABSENT: Any = object()
 
 
 @dataclass
+class Run:
+    """One execution of an example (or a check) against a real implementation."""
+
+    status: str  # passed | failed | not-run | skipped
+    detail: str = ""
+    driver: str | None = None  # AIP-30 driver id, when run through one
+    argv: list[str] = field(default_factory=list)
+    actual: Any = None  # parsed output, when there was one
+    has_actual: bool = False
+    exit_code: int | None = None
+    stderr: str = ""  # an excerpt, for the page
+    duration_ms: int | None = None  # pages only: never in the catalog (it would break reproducibility)
+
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"status": self.status, "detail": self.detail}
+        if self.driver is not None:
+            d["driver"] = self.driver
+        if self.has_actual:
+            d["actual"] = self.actual
+        if self.exit_code is not None:
+            d["exit_code"] = self.exit_code
+        return d
+
+
+@dataclass
+class Check:
+    """A named conformance rule (smart tools) with its outcome."""
+
+    id: str
+    status: str  # pass | fail | skip
+    detail: str = ""
+    spec: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "status": self.status, "detail": self.detail, "spec": self.spec}
+
+
+@dataclass
 class Example:
     """A worked example: an input and (usually) the output the contract promises."""
 
@@ -121,6 +159,7 @@ class Example:
     note: str | None = None
     status: str = "not-run"
     detail: str = ""
+    runs: list[Run] = field(default_factory=list)  # one per implementation or driver it ran through
 
     @property
     def has_input(self) -> bool:
@@ -139,6 +178,11 @@ class Example:
             d["note"] = self.note
         d["status"] = self.status
         d["detail"] = self.detail
+        actual = next((r for r in self.runs if r.has_actual), None)
+        if actual is not None:
+            d["actual"] = actual.actual
+        if self.runs:
+            d["runs"] = [r.as_dict() for r in self.runs]
         return d
 
 
@@ -184,6 +228,7 @@ class Driver:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     body: str = ""
     search_root: Path | None = None  # the folder the search found it in
+    run_status: dict[str, str] = field(default_factory=dict)  # tool id -> "ran" or why it did not
 
     @property
     def valid(self) -> bool:
@@ -209,6 +254,8 @@ class Driver:
         entry = self.entry_for(tool_id) if tool_id else None
         if entry is not None:
             d["implements"] = entry.as_dict()
+        if tool_id and tool_id in self.run_status:
+            d["run"] = self.run_status[tool_id]
         return d
 
 
@@ -240,7 +287,10 @@ class Tool:
     implementations: list[str] = field(default_factory=list)  # speccify <platform>.<ext> files
     descriptor: dict[str, Any] | None = None  # smart-tool.json, when there is one
     descriptor_source: str | None = None
+    checks: list[Check] = field(default_factory=list)  # smart tools' conformance rules
+    capability_help: dict[str, str] = field(default_factory=dict)  # `<cli> <capability> --help` text
     status: str = "not-run"
+    status_detail: str = ""  # why, for statuses other than passed/failed
     url: str = ""  # page URL relative to the site root, set when pages are planned
 
     @property

@@ -21,3 +21,13 @@ class Options:
     catalog_file: str = "catalog.json"
     nav_title: str = "Tool catalog"
     nav_tools: bool = True
+    # Running examples and checks (conformance)
+    run_examples: bool = True
+    timeout: float = 30.0  # seconds per process; a tool's smaller timeout_ms wins
+    jobs: int = 0  # parallel processes; 0 = number of CPUs
+    cache: bool = True
+    cache_dir: str = ".cache/plugin/toolcatalog"  # relative to the workspace (mkdocs.yml's folder)
+    allow_mutating: list[str] = field(default_factory=list)  # globs of tool ids allowed to run despite mutates/approval
+    env: list[str] = field(default_factory=list)  # environment variables passed to tools besides the allowlist
+    max_output_bytes: int = 1024 * 1024  # stdout cap per process
+    fail_on: list[str] = field(default_factory=list)  # tool statuses that fail the build

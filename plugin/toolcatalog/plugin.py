@@ -26,6 +26,8 @@ from mkdocs.utils import get_relative_url
 
 from . import catalog as catalog_json
 from . import pages as page_plan
+from . import report
+from .conformance import engine
 from .discover import DiscoveryError
 from .frontmatter import DEFAULT_MAX_BYTES
 from .harvest import harvest
@@ -70,6 +72,39 @@ class ToolCatalogConfig(base.Config):
     """List every tool page in the nav, grouped by format. Off: only the index is in the nav
     (tool pages are linked from it), which keeps very large catalogs fast to build."""
 
+    run_examples = c.Type(bool, default=True)
+    """Run every runnable example and self-description check against the real implementation
+    while building. Off: examples are shown and validated, never run (status `not-run`)."""
+
+    timeout = c.Type((int, float), default=30)
+    """Seconds each example process may take before its whole process group is killed. A tool's
+    own smaller `timeout_ms` (AIP-14) wins."""
+
+    jobs = c.Type(int, default=0)
+    """How many example processes run at once; 0 means one per CPU."""
+
+    cache = c.Type(bool, default=True)
+    """Reuse results while nothing they depend on changed (manifest, tool folder, drivers,
+    interpreter, platform, options), so a rebuild with nothing changed starts no process."""
+
+    cache_dir = c.Type(str, default=".cache/plugin/toolcatalog")
+    """Where cached results live, relative to mkdocs.yml's folder."""
+
+    allow_mutating = c.ListOfItems(c.Type(str), default=[])
+    """Tool ids (shell-style globs) whose examples may run although the contract says they mutate
+    something or need approval. Nothing else with `mutates` or a non-`auto` approval ever runs."""
+
+    env = c.ListOfItems(c.Type(str), default=[])
+    """Environment variables passed to tools besides the allowlist (PATH, HOME, LANG, TMPDIR, ...).
+    Smart tools never receive provider credentials (`*API_KEY*`, `*_TOKEN`, `OPENAI*`, ...)."""
+
+    max_output_bytes = c.Type(int, default=1024 * 1024)
+    """stdout a process may write before it is stopped (stderr is capped at 64 KiB)."""
+
+    fail_on = c.ListOfItems(c.Choice(("failed", "invalid", "not-run", "not-applicable", "not-implemented", "missing-requirement", "no-examples")), default=[])
+    """Tool statuses that abort the build with an error, even under `-q`. Without it, failures
+    and invalid manifests are warnings, which `mkdocs build --strict` turns into a failed build."""
+
 
 class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
     supports_multiple_instances = False
@@ -93,6 +128,15 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
             catalog_file=cfg.catalog_file,
             nav_title=cfg.nav_title,
             nav_tools=cfg.nav_tools,
+            run_examples=cfg.run_examples,
+            timeout=float(cfg.timeout),
+            jobs=cfg.jobs,
+            cache=cfg.cache,
+            cache_dir=cfg.cache_dir,
+            allow_mutating=list(cfg.allow_mutating),
+            env=list(cfg.env),
+            max_output_bytes=cfg.max_output_bytes,
+            fail_on=list(cfg.fail_on),
         )
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
@@ -127,6 +171,18 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
             raise PluginError(str(exc)) from None
         self.renderer = Renderer([Path(d) for d in config.theme.dirs])
         self._log_diagnostics(self.catalog)
+        if options.run_examples:
+            stats = engine.check(self.catalog, options)
+            log.info(
+                "checked %d tools in %.1fs: %d processes started, %d tools' results from the cache",
+                stats.tools, stats.seconds, stats.processes, stats.cached,
+            )
+            for line in report.failures(self.catalog):
+                log.warning(line)
+        failing = [t for t in self.catalog.tools if t.status in self.config.fail_on]
+        if failing:
+            names = ", ".join(f"{t.id} ({t.status})" for t in failing[:20])
+            raise PluginError(f"toolcatalog: {len(failing)} tool(s) have a status listed in `fail_on`: {names}")
 
         self.pages = {}
         self.tool_src = page_plan.plan(self.catalog, self.config.page_dir, config.use_directory_urls)
@@ -238,6 +294,8 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         catalog_json.write_atomic(target, catalog_json.dumps(catalog_json.build(self.catalog)))
 
     def on_serve(self, server: Any, config: MkDocsConfig, builder: Any) -> Any:
+        # Manifest folders (and tool implementations in them) trigger a rebuild; the results
+        # cache makes that rebuild re-run only the tools whose folders changed.
         if not self.config.enabled or self.workspace is None:
             return server
         watched: set[str] = set()

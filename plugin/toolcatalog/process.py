@@ -380,11 +380,11 @@ class _Runner:
         if self.leader_exited_at is not None:
             if not pipes_open:
                 return None
-            left = _LEFTOVER_GRACE_S - (now - self.leader_exited_at)
+            left = min(_LEFTOVER_GRACE_S - (now - self.leader_exited_at), self.deadline - now)
             if left <= 0:
                 self._kill_group()  # leftovers hold the pipes open: end them
                 return 0.0
-            return min(left, max(0.0, self.deadline - now), _MAX_TICK_S)
+            return min(left, _MAX_TICK_S)
         if now >= self.deadline:
             self.timed_out = True
             self._kill_group()
@@ -396,11 +396,7 @@ class _Runner:
         try:
             self._register()
             while True:
-                now = time.monotonic()
-                if self.leader_exited_at is not None and now >= self.deadline and self._pipes_open() and self.killed_at is None:
-                    self.timed_out = True
-                    self._kill_group()
-                wait = self._next_wait(now)
+                wait = self._next_wait(time.monotonic())
                 if wait is None:
                     break
                 for key, _mask in self.sel.select(max(0.0, wait)):

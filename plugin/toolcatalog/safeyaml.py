@@ -139,6 +139,11 @@ def load(text: str, *, first_line: int = 1, max_nodes: int = MAX_NODES, max_dept
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 + offset if mark else None
         problem = exc.problem or exc.context or "invalid YAML"
+        if exc.problem and exc.context:
+            # "found unexpected end of stream" alone does not say what was left open, or where.
+            started = exc.context_mark.line + 1 + offset if exc.context_mark else None
+            where = f" that starts on line {started}" if started is not None and started != line else ""
+            problem = f"{exc.problem} ({exc.context}{where})"
         raise YamlError(f"YAML syntax error: {problem}", line, "yaml-syntax") from None
     except yaml.YAMLError as exc:
         raise YamlError(f"YAML error: {exc}", None, "yaml-syntax") from None

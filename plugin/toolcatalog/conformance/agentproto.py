@@ -1,0 +1,211 @@
+"""AIP-14 tools, run through their AIP-30 drivers.
+
+Every example runs through every runnable driver: `kind: cli` directly (argv
+from `bin` + `bin_args` + the `implements` entry's `metadata.cli.argv`, never a
+shell, cwd = the driver's folder, stdin closed) and `kind: mcp` over stdio with
+the official MCP SDK when it is installed. `http`, `sdk` and `builtin` drivers
+are never run at build time. The contract's safety rules hold: a tool that
+mutates or needs approval runs only when `allow_mutating` names it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import shutil
+from pathlib import Path
+from typing import Any
+
+from .. import jsonschemas
+from ..formats import aip14
+from ..matching import differences, parse_json_output, unwrap_envelope
+from ..model import Driver, Implementation, Tool
+from ..process import run_process
+from . import argv as argv_mod
+from .cache import hash_tree
+from .engine import Context, Job, Outcome, excerpt, last_line, not_run_outcome
+
+RUNNABLE_KINDS = ("cli", "mcp")
+
+
+def may_run(tool: Tool, ctx: Context) -> str | None:
+    """None when the contract lets the build run this tool; else why not."""
+    mutates = tool.effects.mutates or []
+    approval = tool.effects.approval or "auto"
+    if not mutates and approval == "auto":
+        return None
+    if any(fnmatch.fnmatchcase(tool.id, pattern) for pattern in ctx.options.allow_mutating):
+        return None
+    why = []
+    if mutates:
+        why.append("it mutates " + ", ".join(mutates))
+    if approval != "auto":
+        why.append(f"its approval is `{approval}`")
+    return "not run: " + " and ".join(why) + "; list its id in `allow_mutating` to run it at build time"
+
+
+def _driver_plan(driver: Driver, tool: Tool, ctx: Context) -> tuple[list[str] | None, str]:
+    """The command prefix for a driver, or None and why it cannot run."""
+    if driver.kind not in RUNNABLE_KINDS:
+        return None, f"not run: `{driver.kind or 'unknown'}` drivers are not run at build time"
+    if not driver.valid:
+        return None, "not run: the driver has errors (see its diagnostics)"
+    fields = driver.fields
+    if driver.kind == "mcp":
+        from . import mcp_stdio
+
+        return mcp_stdio.command(driver, ctx)
+    binary = fields.get("bin")
+    if not isinstance(binary, str) or not binary:
+        return None, "not run: the driver has no `bin`"
+    bin_args = fields.get("bin_args") or []
+    local = driver.abs_path.parent / binary
+    if "/" in binary and local.is_file():
+        located = str(local)
+    else:
+        located = shutil.which(binary, path=ctx.env.get("PATH"))
+    if located is None:
+        return None, f"not run: command not found: {binary}"
+    return [located, *[str(a) for a in bin_args]], "ran"
+
+
+def plan(tool: Tool, ctx: Context) -> Job:
+    parts: list[Any] = [hash_tree(tool.dir), sorted((d.id, hash_tree(d.abs_path.parent)) for d in tool.drivers)]
+    if not tool.examples:
+        return Job(parts, outcome=not_run_outcome(tool, "no-examples", "the contract has no `examples`"))
+    refusal = may_run(tool, ctx)
+    if refusal:
+        outcome = not_run_outcome(tool, "not-run", refusal)
+        outcome["drivers"] = {d.id: refusal for d in tool.drivers}
+        return Job(parts, outcome=outcome)
+    if not tool.drivers:
+        return Job(parts, outcome=not_run_outcome(tool, "not-run", "not run: no driver implements this tool"))
+
+    drivers: dict[str, str] = {}
+    runnable: list[tuple[Driver, Implementation, list[str]]] = []
+    for driver in tool.drivers:
+        prefix, reason = _driver_plan(driver, tool, ctx)
+        entry = driver.entry_for(tool.id)
+        drivers[driver.id] = reason
+        parts.append([driver.id, prefix])
+        if prefix is not None and entry is not None:
+            runnable.append((driver, entry, prefix))
+    if not runnable:
+        outcome = not_run_outcome(tool, "not-run", "not run: " + "; ".join(f"{k}: {v.removeprefix('not run: ')}" for k, v in sorted(drivers.items())))
+        outcome["drivers"] = drivers
+        return Job(parts, outcome=outcome)
+
+    outputs_ok = isinstance(tool.outputs, dict) and not any(p.fatal for p in jsonschemas.check_schema(tool.outputs))
+    cells: list[tuple[int, Driver]] = []
+    tasks = []
+    for index, example in enumerate(tool.examples):
+        for driver, entry, prefix in runnable:
+            cells.append((index, driver))
+            tasks.append(_task(tool, example, driver, entry, prefix, ctx, outputs_ok))
+
+    def finish(results: list[dict[str, Any]]) -> Outcome:
+        per_example: list[list[dict[str, Any]]] = [[] for _ in tool.examples]
+        for (index, _driver), result in zip(cells, results):
+            per_example[index].append(result)
+        examples = []
+        for runs in per_example:
+            statuses = [r["status"] for r in runs]
+            if "failed" in statuses:
+                failed = [r for r in runs if r["status"] == "failed"]
+                status, detail = "failed", "; ".join(f"{r['driver']}: {r['detail']}" for r in failed)
+            elif "passed" in statuses:
+                status, detail = "passed", ""
+            else:
+                status, detail = "not-run", "; ".join(f"{r['driver']}: {r['detail']}" for r in runs)
+            examples.append({"status": status, "detail": detail, "runs": runs})
+        counts = [e["status"] for e in examples]
+        if "failed" in counts:
+            status = "failed"
+        elif all(s == "passed" for s in counts):
+            status = "passed"
+        else:
+            status = "not-run"
+        passed = counts.count("passed")
+        return {
+            "status": status,
+            "status_detail": f"{passed} of {len(counts)} examples pass",
+            "examples": examples,
+            "drivers": drivers,
+            "processes": sum(1 for r in results if r.get("started")),
+        }
+
+    return Job(parts, tasks=tasks, finish=finish)
+
+
+def _task(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix: list[str], ctx: Context, outputs_ok: bool):
+    def task() -> dict[str, Any]:
+        run: dict[str, Any] = {"status": "failed", "detail": "", "driver": driver.id, "argv": [], "started": False}
+        dropped = [name for name in entry.drop_inputs if isinstance(example.input, dict) and name in example.input]
+        if dropped:
+            run.update(status="skipped", detail=f"uses input {', '.join(dropped)}, which this driver drops")
+            return run
+        timeout_ms = min(x for x in (aip14.timeout_ms(tool), _int(driver.fields.get("timeout_override_ms")), entry.timeout_override_ms) if x)
+        timeout = ctx.timeout_for(timeout_ms)
+        if driver.kind == "mcp":
+            from . import mcp_stdio
+
+            return mcp_stdio.call(tool, example, driver, entry, prefix, ctx, timeout, outputs_ok, run)
+        return _run_cli(tool, example, driver, entry, prefix, ctx, timeout, outputs_ok, run)
+
+    return task
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix: list[str], ctx: Context, timeout: float, outputs_ok: bool, run: dict[str, Any]) -> dict[str, Any]:
+    cli = entry.metadata.get("cli") if isinstance(entry.metadata.get("cli"), dict) else {}
+    template = cli.get("argv", [])
+    try:
+        args = argv_mod.expand(template, example.input)
+    except argv_mod.TemplateError as exc:
+        run.update(status="failed", detail=f"argv template: {exc}")
+        return run
+    output = driver.fields.get("output") if isinstance(driver.fields.get("output"), dict) else {}
+    json_flag = output.get("json_flag") if isinstance(output.get("json_flag"), str) else None
+    wants_json = output.get("default_format") == "json"
+    if json_flag and not wants_json:
+        if json_flag not in args:
+            args = [*args, json_flag, *[str(a) for a in output.get("json_flag_args") or []]]
+        wants_json = True
+    argv = [*prefix, *args]
+    run["argv"] = [Path(argv[0]).name, *argv[1:]]
+    result = run_process(argv, cwd=driver.abs_path.parent, stdin=None, timeout_s=timeout, env=ctx.env, max_stdout=ctx.options.max_output_bytes)
+    run.update(started=result.error is None, exit_code=result.exit_code, stderr=excerpt(result.stderr), duration_ms=int(result.duration_s * 1000))
+    stream = result.stderr if output.get("stream") == "stderr" else result.stdout
+    if result.error:
+        run["detail"] = result.error
+    elif result.timed_out:
+        run["detail"] = f"timed out after {timeout:g}s"
+    elif result.stdout_truncated:
+        run["detail"] = "stdout exceeded the output cap; the process was stopped"
+    elif result.exit_code != 0:
+        line = last_line(result.stderr)
+        run["detail"] = f"exit code {result.exit_code}" + (f": {line}" if line else "")
+    else:
+        if wants_json:
+            ok, actual, detail = parse_json_output(stream)
+            if not ok:
+                run["detail"] = detail
+                return run
+        else:
+            actual = stream.decode("utf-8", "replace")
+        actual = unwrap_envelope(actual)
+        run.update(actual=actual, has_actual=True)
+        run["detail"] = compare(example, actual, tool.outputs if outputs_ok else None)
+    if not run["detail"]:
+        run["status"] = "passed"
+    return run
+
+
+def compare(example: Any, actual: Any, outputs: Any) -> str:
+    reasons = differences(example.output, actual) if example.has_output else []
+    if outputs is not None:
+        for problem in jsonschemas.validate(outputs, actual, limit=3):
+            reasons.append(f"output violates the outputs schema at {jsonschemas.json_path(problem.path)}: {problem.message}")
+    return "; ".join(reasons)

@@ -1,0 +1,122 @@
+"""`kind: mcp` drivers over stdio, through the official MCP Python SDK (`pip install mkdocs-toolcatalog[mcp]`).
+
+The server command comes from AIP-32's `server: {kind: binary, path, args}` or,
+as a fallback, the driver's `bin`/`bin_args`. The MCP tool to call is the
+`implements` entry's `metadata.mcp.tool_name`, else the key of `mcp_tools` that
+maps to the tool's id. The result compared is `structuredContent`, else the
+JSON in the first text content.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from typing import Any
+
+from ..model import Driver, Implementation, Tool
+from ..matching import unwrap_envelope
+from .engine import Context, excerpt
+
+
+def command(driver: Driver, ctx: Context) -> tuple[list[str] | None, str]:
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        return None, "not run: the MCP SDK is not installed (pip install 'mkdocs-toolcatalog[mcp]')"
+    fields = driver.fields
+    transport = fields.get("transport", "stdio")
+    if transport != "stdio":
+        return None, f"not run: MCP transport `{transport}` is not run at build time (only stdio)"
+    server = fields.get("server")
+    if isinstance(server, dict):
+        if server.get("kind") != "binary" or not isinstance(server.get("path"), str):
+            return None, f"not run: MCP server kind `{server.get('kind')}` would need installing; only `kind: binary` runs"
+        program, args = server["path"], server.get("args") or []
+    elif isinstance(fields.get("bin"), str):
+        program, args = fields["bin"], fields.get("bin_args") or []
+    else:
+        return None, "not run: no `server: {kind: binary, path}` (or `bin`) says how to start the MCP server"
+    local = driver.abs_path.parent / program
+    located = str(local) if ("/" in program and local.is_file()) else shutil.which(program, path=ctx.env.get("PATH"))
+    if located is None:
+        return None, f"not run: command not found: {program}"
+    return [located, *[str(a) for a in args]], "ran"
+
+
+def tool_name(driver: Driver, entry: Implementation, tool: Tool) -> str | None:
+    meta = entry.metadata.get("mcp") if isinstance(entry.metadata.get("mcp"), dict) else {}
+    if isinstance(meta.get("tool_name"), str):
+        return meta["tool_name"]
+    mapping = driver.fields.get("mcp_tools")
+    if isinstance(mapping, dict):
+        for name, tool_id in mapping.items():
+            if tool_id == tool.id:
+                return str(name)
+    return None
+
+
+def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix: list[str], ctx: Context, timeout: float, outputs_ok: bool, run: dict[str, Any]) -> dict[str, Any]:
+    from .agentproto import compare
+
+    name = tool_name(driver, entry, tool)
+    run["argv"] = [*prefix[:1], *prefix[1:]]
+    if name is None:
+        run.update(status="not-run", detail="not run: no `metadata.mcp.tool_name` or `mcp_tools` entry names the MCP tool")
+        return run
+    arguments = dict(example.input) if isinstance(example.input, dict) else {}
+    meta = entry.metadata.get("mcp") if isinstance(entry.metadata.get("mcp"), dict) else {}
+    mapping = meta.get("argument_mapping") if isinstance(meta.get("argument_mapping"), dict) else {}
+    arguments = {str(mapping.get(k, k)): v for k, v in arguments.items()}
+    started = time.monotonic()
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
+        try:
+            import anyio
+
+            result = anyio.run(_call, prefix, driver, ctx, name, arguments, timeout, errlog)
+        except TimeoutError:
+            run.update(detail=f"timed out after {timeout:g}s")
+            result = None
+        except Exception as exc:  # the SDK raises many kinds; each is a failed run, not a crashed build
+            run.update(detail=f"MCP call failed: {type(exc).__name__}: {exc}"[:500])
+            result = None
+        errlog.seek(0)
+        run["stderr"] = excerpt(errlog.read().encode("utf-8", "replace"))
+    run["started"] = True
+    run["duration_ms"] = int((time.monotonic() - started) * 1000)
+    if result is None:
+        return run
+    is_error, value, text = result
+    if is_error:
+        run["detail"] = "the MCP tool returned an error: " + (text or "")[:300]
+        return run
+    actual = unwrap_envelope(value)
+    run.update(actual=actual, has_actual=True)
+    run["detail"] = compare(example, actual, tool.outputs if outputs_ok else None)
+    if not run["detail"]:
+        run["status"] = "passed"
+    return run
+
+
+async def _call(prefix: list[str], driver: Driver, ctx: Context, name: str, arguments: dict[str, Any], timeout: float, errlog: Any) -> tuple[bool, Any, str]:
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=prefix[0], args=prefix[1:], env=dict(ctx.env), cwd=str(driver.abs_path.parent))
+    with anyio.fail_after(timeout):
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                result = await session.call_tool(name, arguments)
+    is_error = bool(getattr(result, "is_error", getattr(result, "isError", False)))
+    structured = getattr(result, "structured_content", getattr(result, "structuredContent", None))
+    texts = [getattr(item, "text", None) for item in getattr(result, "content", []) or []]
+    text = next((t for t in texts if isinstance(t, str)), "")
+    if structured is not None:
+        return is_error, structured, text
+    try:
+        return is_error, json.loads(text), text
+    except ValueError:
+        return is_error, text, text

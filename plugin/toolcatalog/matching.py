@@ -1,0 +1,141 @@
+"""Compare what a tool printed with what its contract promised.
+
+speccify's rule is a recursive subset match: every key the expected object
+names must be there and match (the actual object may have more keys), arrays
+must have the same length and match element by element, scalars must be
+equal, with `1 == 1.0` but a boolean never equal to a number.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["MAX_DIFFERENCES", "differences", "parse_json_output", "unwrap_envelope"]
+
+MAX_DIFFERENCES = 20
+_MAX_SHOWN = 80
+_MAX_DEPTH = 200
+
+
+def _show(value: Any) -> str:
+    """Compact JSON for a message, shortened to about 80 characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
+    except (ValueError, TypeError, RecursionError):
+        text = repr(value)
+    if len(text) > _MAX_SHOWN:
+        text = text[: _MAX_SHOWN - 3] + "..."
+    return text
+
+
+def _key_path(path: str, key: Any) -> str:
+    if isinstance(key, str) and key.isidentifier():
+        return f"{path}.{key}"
+    return f"{path}[{json.dumps(_json_key(key), ensure_ascii=False)}]"
+
+
+def _json_key(key: Any) -> str:
+    """The string JSON would use for a (YAML) mapping key: 1 -> "1", True -> "true"."""
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, (bool, int, float)):
+        return json.dumps(key)
+    return str(key)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _scalar_equal(expected: Any, actual: Any) -> bool:
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return isinstance(expected, bool) and isinstance(actual, bool) and expected == actual
+    if _is_number(expected) or _is_number(actual):
+        return _is_number(expected) and _is_number(actual) and expected == actual
+    if expected is None or actual is None:
+        return expected is None and actual is None
+    return type(expected) is type(actual) and expected == actual
+
+
+def differences(expected: Any, actual: Any, path: str = "$") -> list[str]:
+    """Where `actual` fails to match `expected`, one line per place, at most 20."""
+    out: list[str] = []
+    _diff(expected, actual, path, out, 0)
+    return out[:MAX_DIFFERENCES]
+
+
+def _diff(expected: Any, actual: Any, path: str, out: list[str], depth: int) -> None:
+    if len(out) >= MAX_DIFFERENCES:
+        return
+    if depth > _MAX_DEPTH:
+        out.append(f"{path}: nested too deeply to compare")
+        return
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            out.append(f"{path}: expected {_show(expected)}, got {_show(actual)}")
+            return
+        for key, want in expected.items():
+            if len(out) >= MAX_DIFFERENCES:
+                return
+            sub = _key_path(path, key)
+            if key in actual:
+                got = actual[key]
+            elif not isinstance(key, str) and _json_key(key) in actual:
+                got = actual[_json_key(key)]
+            else:
+                out.append(f"{sub}: missing")
+                continue
+            _diff(want, got, sub, out, depth + 1)
+        return
+    if isinstance(expected, (list, tuple)):
+        if not isinstance(actual, (list, tuple)):
+            out.append(f"{path}: expected {_show(expected)}, got {_show(actual)}")
+            return
+        if len(expected) != len(actual):
+            noun = "item" if len(expected) == 1 else "items"
+            out.append(f"{path}: expected {len(expected)} {noun}, got {len(actual)}")
+            return
+        for index, (want, got) in enumerate(zip(expected, actual)):
+            if len(out) >= MAX_DIFFERENCES:
+                return
+            _diff(want, got, f"{path}[{index}]", out, depth + 1)
+        return
+    if not _scalar_equal(expected, actual):
+        out.append(f"{path}: expected {_show(expected)}, got {_show(actual)}")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_json_output(stdout: bytes) -> tuple[bool, Any, str]:
+    """(ok, value, detail): the whole stripped stdout must be exactly one JSON value.
+
+    Strict JSON: `NaN`/`Infinity` are refused; a leading UTF-8 BOM is tolerated.
+    """
+    try:
+        text = bytes(stdout).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return False, None, f"stdout is not JSON: not valid UTF-8 ({exc.reason} at byte {exc.start})"
+    text = text.removeprefix("\ufeff").strip()
+    if not text:
+        return False, None, "stdout is empty"
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        return False, None, "stdout is not JSON: nested too deeply"
+    except ValueError as exc:  # JSONDecodeError, NaN/Infinity, over-long integers
+        return False, None, f"stdout is not JSON: {exc}"
+    return True, value, ""
+
+
+def unwrap_envelope(value: Any) -> Any:
+    """AIP-14's result envelope `{"ok": true, "value": X}` -> X; anything else unchanged.
+
+    Only a successful envelope (`ok` is literally `true` and `value` is present)
+    is unwrapped; other keys beside them (metadata) are ignored.
+    """
+    if isinstance(value, dict) and value.get("ok") is True and "value" in value:
+        return value["value"]
+    return value
