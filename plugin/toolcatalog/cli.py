@@ -2,7 +2,9 @@
 
 `toolcatalog validate [PATH]` harvests PATH (default: the current folder) with
 the plugin options it finds in PATH's `mkdocs.yml` (or `-f FILE`), prints every
-diagnostic, and exits 1 when any manifest is invalid.
+diagnostic, and exits 1 when any manifest is invalid. `toolcatalog check` does
+the same and then runs every example and check, like a build does, with the
+same cache. Exit codes: 0 fine, 1 problems found, 2 bad usage.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from . import pages as page_plan
 from .discover import DiscoveryError
 from .harvest import harvest
 from .mkdocs_yml import ConfigFileError, plugin_options
+from .conformance import engine
 from .model import ERROR, Catalog
+from .options import Options
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
@@ -34,6 +38,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     _common(validate)
     validate.add_argument("--json", action="store_true", help="print the catalog JSON instead of a report")
     validate.set_defaults(handler=_validate)
+
+    check = commands.add_parser(
+        "check", help="validate, then run every example and check against the real tools; exit 1 if any failed or is invalid"
+    )
+    _common(check)
+    check.add_argument("--tool", action="append", metavar="ID", help="check only this tool (repeatable)")
+    check.add_argument("--jobs", type=int, help="processes at once (default: the config's, else one per CPU)")
+    check.add_argument("--timeout", type=float, help="seconds per process (default: the config's, else 30)")
+    check.add_argument("--no-cache", action="store_true", help="ignore and do not write cached results")
+    check.add_argument("--json", action="store_true", help="print the catalog JSON instead of a table")
+    check.set_defaults(handler=_check)
 
     args = parser.parse_args(argv)
     try:
@@ -50,7 +65,7 @@ def _common(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--exclude", action="append", help="gitignore-style pattern to skip (repeatable; adds to the config)")
 
 
-def _load(args: argparse.Namespace) -> Catalog:
+def _load(args: argparse.Namespace) -> tuple[Catalog, Options]:
     workspace = Path(args.path)
     if not workspace.is_dir():
         raise DiscoveryError(f"{args.path!r} is not a folder")
@@ -63,13 +78,19 @@ def _load(args: argparse.Namespace) -> Catalog:
         options.paths = list(args.paths)
     if args.exclude:
         options.exclude = [*options.exclude, *args.exclude]
+    for name in ("jobs", "timeout"):
+        value = getattr(args, name, None)
+        if value is not None:
+            setattr(options, name, value)
+    if getattr(args, "no_cache", False):
+        options.cache = False
     catalog = harvest(workspace, options, skip=project.skip)
     page_plan.plan(catalog, options.page_dir, project.directory_urls)
-    return catalog
+    return catalog, options
 
 
 def _validate(args: argparse.Namespace) -> int:
-    catalog = _load(args)
+    catalog, _options = _load(args)
     invalid = [t for t in catalog.tools if not t.valid]
     catalog_errors = [d for d in catalog.diagnostics if d.severity == ERROR]
     if args.json:
@@ -77,6 +98,46 @@ def _validate(args: argparse.Namespace) -> int:
     else:
         _report(catalog)
     return EXIT_PROBLEMS if invalid or catalog_errors else EXIT_OK
+
+
+def _check(args: argparse.Namespace) -> int:
+    catalog, options = _load(args)
+    only = set(args.tool) if args.tool else None
+    if only:
+        unknown = sorted(only - {t.id for t in catalog.tools})
+        if unknown:
+            print(f"toolcatalog: no tool with id {', '.join(unknown)}", file=sys.stderr)
+            return EXIT_USAGE
+        catalog.tools = [t for t in catalog.tools if t.id in only]
+    stats = engine.check(catalog, options)
+    if args.json:
+        sys.stdout.write(catalog_json.dumps(catalog_json.build(catalog)))
+    else:
+        _table(catalog)
+        print(
+            f"{stats.tools} tools checked in {stats.seconds:.1f}s: {stats.processes} processes started, "
+            f"{stats.cached} from the cache",
+            file=sys.stderr,
+        )
+    bad = [t for t in catalog.tools if t.status in ("failed", "invalid")]
+    return EXIT_PROBLEMS if bad else EXIT_OK
+
+
+def _table(catalog: Catalog) -> None:
+    out = sys.stdout
+    width = max([len(t.id) for t in catalog.tools] + [4])
+    out.write(f"{'TOOL':<{width}}  {'FORMAT':<10}  {'STATUS':<19}  DETAIL\n")
+    for tool in catalog.tools:
+        out.write(f"{tool.id:<{width}}  {tool.format:<10}  {tool.status:<19}  {tool.status_detail}\n")
+        for example in tool.examples:
+            if example.status == "failed":
+                out.write(f"{'':<{width}}    example {example.title!r}: {example.detail}\n")
+        for check in tool.checks:
+            if check.status == "fail":
+                out.write(f"{'':<{width}}    check {check.id}: {check.detail}\n")
+        for diagnostic in tool.diagnostics:
+            if diagnostic.severity == ERROR:
+                out.write(f"{'':<{width}}    {diagnostic.location()}: {diagnostic.message}\n")
 
 
 def _report(catalog: Catalog) -> None:
