@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urljoin
 
 from mkdocs.config import base
 from mkdocs.config import config_options as c
@@ -39,6 +40,7 @@ log = get_plugin_logger(__name__)
 
 # Copied by MkDocs with the theme's static files, since our template folder is a theme dir.
 CSS_PATH = "toolcatalog/assets/toolcatalog.css"
+JS_PATH = "toolcatalog/assets/toolcatalog.js"
 INDEX_TITLE = "All tools"
 
 
@@ -61,6 +63,11 @@ class ToolCatalogConfig(base.Config):
 
     catalog_file = c.Type(str, default="catalog.json")
     """Path of the JSON catalog inside the built site."""
+
+    source_uri = c.Optional(c.Type(str))
+    """Link template for manifest files on tool pages: `{path}` is the manifest's path relative to
+    mkdocs.yml and `{line}` the line (e.g. `https://github.com/o/r/blob/main/{path}#L{line}`). By
+    default it is derived from `repo_url` and `edit_uri`; with neither, paths are shown unlinked."""
 
     max_manifest_bytes = c.Type(int, default=DEFAULT_MAX_BYTES)
     """Manifests larger than this are refused with a diagnostic instead of being parsed."""
@@ -116,6 +123,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         self.tool_src: dict[int, str] = {}  # id(tool) -> src_uri of its page
         self.index_uri: str | None = None
         self.workspace: Path | None = None
+        self.source_link: Any = None
 
     # -- setup ---------------------------------------------------------------------------------
     def options(self) -> Options:
@@ -156,6 +164,9 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
             config.theme.dirs.append(ours)
         if CSS_PATH not in [str(x) for x in config.extra_css]:
             config.extra_css.append(CSS_PATH)
+        if JS_PATH not in [str(x) for x in config.extra_javascript]:
+            config.extra_javascript.append(JS_PATH)
+        self.source_link = source_links(config, self.config.source_uri)
         return config
 
     # -- harvesting and pages ------------------------------------------------------------------
@@ -285,7 +296,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
             page.toc = get_toc([])
             return self.renderer.index_page(self.catalog, url_for)
         page.toc = get_toc(tool_toc(tool))
-        return self.renderer.tool_page(tool, self.catalog, url_for)
+        return self.renderer.tool_page(tool, self.catalog, url_for, self.source_link)
 
     def on_post_build(self, config: MkDocsConfig) -> None:
         if not self.config.enabled or self.catalog is None:
@@ -310,6 +321,33 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
             if os.path.exists(path):
                 server.watch(path)
         return server
+
+
+def source_links(config: MkDocsConfig, template: str | None) -> Any:
+    """A function (path, line) -> URL of that manifest line in the repository, or None."""
+    if not template:
+        repo_url, edit_uri = config.repo_url, config.edit_uri
+        if not repo_url or not edit_uri:
+            return lambda path, line: None
+        base = urljoin(repo_url.rstrip("/") + "/", edit_uri)
+        # edit_uri points at the docs folder; manifests are relative to mkdocs.yml's folder.
+        docs_name = Path(config.docs_dir).name
+        if base.rstrip("/").endswith("/" + docs_name):
+            base = base.rstrip("/")[: -len(docs_name)]
+        if not base.endswith("/"):
+            base += "/"
+        anchor = "#L{line}" if any(host in repo_url for host in ("github", "gitlab", "bitbucket", "codeberg")) else ""
+        template = base + "{path}" + anchor
+
+    def link(path: str, line: int | None) -> str | None:
+        if path.startswith("/") or ".." in path.split("/"):
+            return None  # outside the repository: no link to guess
+        url = template.replace("{path}", quote(path))
+        if "{line}" in url:
+            url = url.replace("{line}", str(line)) if line else url.split("#", 1)[0].replace("{line}", "")
+        return url
+
+    return link
 
 
 def _link_parents(items: list[Any], parent: Any, pages: list[Page]) -> None:

@@ -19,6 +19,7 @@ import nh3
 from markupsafe import Markup
 
 from . import catalog as catalog_json
+from . import schemaview
 from .model import FORMAT_TITLES, Catalog, Tool
 
 TOOL_TEMPLATE = "toolcatalog/tool.html"
@@ -90,15 +91,25 @@ class Renderer:
         self.env.filters["compact_json"] = compact_json
         self.env.globals["format_titles"] = FORMAT_TITLES
 
-    def tool_page(self, tool: Tool, catalog: Catalog, url_for: Callable[[str], str], source_url: str | None = None) -> str:
+    def tool_page(
+        self,
+        tool: Tool,
+        catalog: Catalog,
+        url_for: Callable[[str], str],
+        source_url: Callable[[str, int | None], str | None] | None = None,
+        json_url: str | None = None,
+    ) -> str:
         body = strip_examples_section(tool.body) if tool.format == "speccify" else tool.body
         return self.env.get_template(TOOL_TEMPLATE).render(
             tool=tool,
             entry=catalog_json.tool_entry(tool),
             body=body,
+            inputs=schemaview.build(tool.inputs, "tc-in") if tool.inputs is not None else None,
+            outputs=schemaview.build(tool.outputs, "tc-out") if tool.outputs is not None else None,
             catalog=catalog,
             url_for=url_for,
-            source_url=source_url,
+            source_url=source_url or _no_link,
+            entry_json_url=json_url,
         )
 
     def index_page(self, catalog: Catalog, url_for: Callable[[str], str]) -> str:
@@ -106,18 +117,46 @@ class Renderer:
         for tool in catalog.tools:
             counts[tool.status] = counts.get(tool.status, 0) + 1
         return self.env.get_template(INDEX_TEMPLATE).render(
-            catalog=catalog, tools=catalog.tools, counts=dict(sorted(counts.items())), url_for=url_for
+            catalog=catalog, tools=catalog.tools, counts=dict(sorted(counts.items())), facets=facets(catalog), url_for=url_for
         )
+
+
+def _no_link(path: str, line: int | None) -> None:
+    return None
+
+
+def facets(catalog: Catalog) -> dict[str, list[str]]:
+    """The filter values present in the catalog, in a stable order."""
+    order = {"status": ["passed", "failed", "invalid", "not-run", "not-applicable", "not-implemented", "missing-requirement", "no-examples"]}
+    values: dict[str, set[str]] = {"status": set(), "format": set(), "risk": set(), "effects": set(), "kind": set()}
+    for tool in catalog.tools:
+        values["status"].add(tool.status)
+        values["format"].add(tool.format)
+        values["risk"].add(str(tool.effects.risk_level) if tool.effects.risk_level is not None else "unknown")
+        read_only = tool.effects.read_only
+        values["effects"].add("unknown" if read_only is None else "read-only" if read_only else "mutating")
+        values["kind"].add(tool.kind or "unknown")
+    out = {}
+    for name, found in values.items():
+        preferred = order.get(name, [])
+        out[name] = [v for v in preferred if v in found] + sorted(v for v in found if v not in preferred)
+    return out
 
 
 def tool_toc(tool: Tool) -> list[dict[str, Any]]:
     """Table-of-contents entries matching the section ids in tool.html."""
-    sections = [("contract", "Contract"), ("inputs", "Inputs"), ("outputs", "Outputs")]
+    sections = []
+    if tool.capabilities:
+        sections.append(("capabilities", "Capabilities"))
+    sections += [("contract", "Contract"), ("inputs", "Inputs"), ("outputs", "Outputs")]
     if tool.examples:
         sections.append(("examples", "Examples"))
     if tool.drivers:
         sections.append(("drivers", "Drivers"))
-    if tool.body.strip():
+    if tool.checks:
+        sections.append(("checks", "Checks"))
+    body = strip_examples_section(tool.body) if tool.format == "speccify" else tool.body
+    if body.strip():
         sections.append(("details", "Details"))
     if tool.diagnostics:
         sections.append(("diagnostics", "Diagnostics"))

@@ -90,7 +90,8 @@ def run_case(example: Example, launcher: list[str], tool: Tool, outputs_ok: bool
     run: dict[str, Any] = {
         "status": "failed",
         "detail": "",
-        "argv": [Path(launcher[-1]).name] if len(launcher) == 1 else [Path(launcher[0]).name, *launcher[1:]],
+        # Shown on the page: the interpreter and file by name, never this machine's absolute paths.
+        "argv": [Path(launcher[0]).name, *(Path(a).name if Path(a).parent == tool.dir else a for a in launcher[1:])],
         "exit_code": result.exit_code,
         "stderr": excerpt(result.stderr),
         "duration_ms": int(result.duration_s * 1000),

@@ -1,0 +1,350 @@
+"""JSON Schema as rows of a property table, for people.
+
+Handles what real contracts use and schema renderers often break on:
+`$ref`/`$defs` are resolved inside the document (a recursive reference
+becomes a link to the row where that definition was first shown, instead of
+looping), `allOf` is merged, `oneOf`/`anyOf` become labelled variants, arrays
+show their items, and every row has an anchor for deep links. Remote
+references are shown, never fetched. Hostile schemas are bounded: depth and
+row count are capped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_DEPTH = 12
+MAX_ROWS = 1500
+_ANCHOR_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_MISSING: Any = object()
+
+# Keywords merged or shown as constraints, with how they read.
+_CONSTRAINTS = (
+    ("minimum", "≥ {}"),
+    ("exclusiveMinimum", "> {}"),
+    ("maximum", "≤ {}"),
+    ("exclusiveMaximum", "< {}"),
+    ("multipleOf", "multiple of {}"),
+    ("minLength", "length ≥ {}"),
+    ("maxLength", "length ≤ {}"),
+    ("pattern", "pattern {}"),
+    ("format", "format {}"),
+    ("minItems", "items ≥ {}"),
+    ("maxItems", "items ≤ {}"),
+    ("uniqueItems", "unique items"),
+    ("minProperties", "properties ≥ {}"),
+    ("maxProperties", "properties ≤ {}"),
+    ("contentMediaType", "media type {}"),
+)
+
+
+@dataclass
+class Row:
+    name: str
+    anchor: str
+    depth: int
+    type: str = "any"
+    required: bool = False
+    description: str = ""
+    default: Any = _MISSING
+    enum: list[Any] | None = None
+    const: Any = _MISSING
+    constraints: list[str] = field(default_factory=list)
+    link: str | None = None  # anchor of the row a recursive reference points back to
+    link_label: str = ""
+    external: str | None = None  # a `$ref` outside the document (never fetched)
+    variant: str | None = None  # "one of" / "any of" label for variant rows
+    flags: list[str] = field(default_factory=list)  # read-only, write-only, deprecated, nullable
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not _MISSING
+
+    @property
+    def has_const(self) -> bool:
+        return self.const is not _MISSING
+
+    def default_json(self) -> str:
+        return _json(self.default)
+
+    def const_json(self) -> str:
+        return _json(self.const)
+
+    def enum_json(self) -> list[str]:
+        return [_json(v) for v in self.enum or []]
+
+
+@dataclass
+class SchemaView:
+    rows: list[Row]
+    truncated: bool = False
+    root_type: str = "any"
+
+
+def _json(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+class _Builder:
+    def __init__(self, root: Any, prefix: str):
+        self.root = root
+        self.prefix = prefix
+        self.rows: list[Row] = []
+        self.truncated = False
+        self.anchors: set[str] = set()
+        self.shown: dict[str, str] = {}  # $ref -> anchor of the row where it was expanded
+
+    # -- helpers ---------------------------------------------------------------------------
+    def anchor(self, path: list[str]) -> str:
+        base = self.prefix + "-" + "-".join(_ANCHOR_UNSAFE.sub("_", p) for p in path) if path else self.prefix
+        anchor, n = base, 2
+        while anchor in self.anchors:
+            anchor, n = f"{base}-{n}", n + 1
+        self.anchors.add(anchor)
+        return anchor
+
+    def lookup(self, ref: str) -> Any:
+        """Resolve a local JSON pointer (`#/$defs/x`); _MISSING when it does not resolve."""
+        if not ref.startswith("#"):
+            return _MISSING
+        pointer = ref[1:]
+        if pointer == "":
+            return self.root
+        if not pointer.startswith("/"):
+            return self._anchor_lookup(pointer)
+        node = self.root
+        for raw in pointer[1:].split("/"):
+            part = raw.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                return _MISSING
+        return node
+
+    def _anchor_lookup(self, name: str) -> Any:
+        stack = [self.root]
+        seen = 0
+        while stack and seen < 5000:
+            node = stack.pop()
+            seen += 1
+            if isinstance(node, dict):
+                if node.get("$anchor") == name:
+                    return node
+                stack.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
+            elif isinstance(node, list):
+                stack.extend(node)
+        return _MISSING
+
+    def merge_all_of(self, schema: dict[str, Any], trail: tuple[str, ...]) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """Fold `allOf` members (resolving their `$ref`s) into one schema.
+
+        Returns the merged schema and the trail extended by every reference folded
+        in, so a recursion through an `allOf` member is still recognised.
+        """
+        members = schema.get("allOf")
+        if not isinstance(members, list):
+            return schema, trail
+        merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
+        for member in members:
+            if isinstance(member, dict) and isinstance(member.get("$ref"), str):
+                ref = member["$ref"]
+                if ref in trail:
+                    continue
+                target = self.lookup(ref)
+                if isinstance(target, dict):
+                    extra = {k: v for k, v in member.items() if k != "$ref"}
+                    trail = trail + (ref,)
+                    folded, trail = self.merge_all_of(target, trail)
+                    member = {**folded, **extra}
+            if not isinstance(member, dict):
+                continue
+            member, trail = self.merge_all_of(member, trail)
+            for key, value in member.items():
+                if key == "properties" and isinstance(value, dict):
+                    props = dict(merged.get("properties") or {})
+                    for name, sub in value.items():
+                        props[name] = {"allOf": [props[name], sub]} if name in props else sub
+                    merged["properties"] = props
+                elif key == "required" and isinstance(value, list):
+                    merged["required"] = list(dict.fromkeys([*(merged.get("required") or []), *value]))
+                elif key not in merged:
+                    merged[key] = value
+        return merged, trail
+
+    # -- rows --------------------------------------------------------------------------------
+    def walk(self, schema: Any, name: str, path: list[str], depth: int, required: bool, trail: tuple[str, ...], variant: str | None = None) -> None:
+        if len(self.rows) >= MAX_ROWS or depth > MAX_DEPTH:
+            self.truncated = True
+            return
+        row = Row(name=name, anchor=self.anchor(path), depth=depth, required=required, variant=variant)
+        if schema is True or schema == {}:
+            row.type = "any"
+            self.rows.append(row)
+            return
+        if schema is False:
+            row.type = "never"
+            self.rows.append(row)
+            return
+        if not isinstance(schema, dict):
+            row.type = "invalid schema"
+            self.rows.append(row)
+            return
+        # A reference: shown once in full; a reference back into itself becomes a link.
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            local = {k: v for k, v in schema.items() if k != "$ref"}
+            if ref in trail:
+                row.type = _ref_name(ref)
+                row.link = self.shown.get(ref)
+                row.link_label = f"recursive: see {_ref_name(ref)}"
+                self._describe(row, local)
+                self.rows.append(row)
+                return
+            target = self.lookup(ref)
+            if target is _MISSING:
+                row.type = "reference"
+                row.external = ref
+                self._describe(row, local)
+                self.rows.append(row)
+                return
+            self.shown.setdefault(ref, row.anchor)
+            self.anchors.discard(row.anchor)
+            merged = {**target, **local} if isinstance(target, dict) else target
+            self.walk(merged, name, path, depth, required, trail + (ref,), variant)
+            return
+        before = len(trail)
+        schema, trail = self.merge_all_of(schema, trail)
+        for folded in trail[before:]:
+            self.shown.setdefault(folded, row.anchor)
+        self._describe(row, schema)
+        row.type = self._type(schema, trail)
+        self.rows.append(row)
+        self._children(schema, path, depth, trail)
+
+    def _children(self, schema: dict[str, Any], path: list[str], depth: int, trail: tuple[str, ...]) -> None:
+        properties = schema.get("properties")
+        required = set(schema.get("required") or []) if isinstance(schema.get("required"), list) else set()
+        if isinstance(properties, dict):
+            for prop, sub in properties.items():
+                self.walk(sub, str(prop), [*path, str(prop)], depth + 1, prop in required, trail)
+        patterns = schema.get("patternProperties")
+        if isinstance(patterns, dict):
+            for pattern, sub in patterns.items():
+                self.walk(sub, f"/{pattern}/", [*path, "pattern"], depth + 1, False, trail)
+        additional = schema.get("additionalProperties")
+        if isinstance(additional, dict) and additional:
+            self.walk(additional, "*", [*path, "additional"], depth + 1, False, trail)
+        items = schema.get("items")
+        if isinstance(items, dict) and _is_structured(items, self):
+            self.walk(items, "[ ]", [*path, "items"], depth + 1, False, trail)
+        prefix_items = schema.get("prefixItems")
+        if isinstance(prefix_items, list):
+            for index, sub in enumerate(prefix_items):
+                self.walk(sub, f"[{index}]", [*path, str(index)], depth + 1, False, trail)
+        for keyword, label in (("oneOf", "one of"), ("anyOf", "any of")):
+            variants = schema.get(keyword)
+            if isinstance(variants, list):
+                for index, sub in enumerate(variants, start=1):
+                    title = sub.get("title") if isinstance(sub, dict) and isinstance(sub.get("title"), str) else f"option {index}"
+                    self.walk(sub, title, [*path, keyword, str(index)], depth + 1, False, trail, variant=label)
+
+    def _type(self, schema: dict[str, Any], trail: tuple[str, ...]) -> str:
+        declared = schema.get("type")
+        if isinstance(declared, list):
+            text = " | ".join(str(t) for t in declared)
+        elif isinstance(declared, str):
+            text = declared
+        elif "properties" in schema:
+            text = "object"
+        elif "items" in schema or "prefixItems" in schema:
+            text = "array"
+        elif "oneOf" in schema:
+            text = "one of"
+        elif "anyOf" in schema:
+            text = "any of"
+        elif "const" in schema:
+            text = "const"
+        elif "enum" in schema:
+            text = "enum"
+        else:
+            text = "any"
+        if text == "array":
+            items = schema.get("items")
+            if isinstance(items, dict):
+                inner = items
+                if isinstance(items.get("$ref"), str):
+                    return f"array of {_ref_name(items['$ref'])}"
+                inner_type = inner.get("type")
+                if isinstance(inner_type, str):
+                    text = f"array of {inner_type}"
+                elif "properties" in inner:
+                    text = "array of object"
+        return text
+
+    def _describe(self, row: Row, schema: dict[str, Any]) -> None:
+        if isinstance(schema.get("description"), str):
+            row.description = schema["description"]
+        elif isinstance(schema.get("title"), str) and row.variant is None:
+            row.description = schema["title"]
+        if "default" in schema:
+            row.default = schema["default"]
+        if isinstance(schema.get("enum"), list):
+            row.enum = schema["enum"]
+        if "const" in schema:
+            row.const = schema["const"]
+        for key, text in _CONSTRAINTS:
+            if key in schema and schema[key] is not False:
+                value = schema[key]
+                row.constraints.append(text.format(f"`{value}`" if key == "pattern" else value) if "{}" in text else text)
+        for key, flag in (("readOnly", "read-only"), ("writeOnly", "write-only"), ("deprecated", "deprecated")):
+            if schema.get(key) is True:
+                row.flags.append(flag)
+
+
+def _is_structured(items: dict[str, Any], builder: _Builder) -> bool:
+    """Array items get their own row when they have structure worth showing."""
+    if isinstance(items.get("$ref"), str):
+        return True
+    return any(k in items for k in ("properties", "oneOf", "anyOf", "allOf", "items", "enum", "description", "const"))
+
+
+def _ref_name(ref: str) -> str:
+    if ref == "#":
+        return "(root)"
+    return ref.rsplit("/", 1)[-1] or ref
+
+
+def build(schema: Any, prefix: str) -> SchemaView:
+    """Rows for `schema`; anchors start with `prefix` (e.g. `tc-in`), which is the table's own anchor."""
+    builder = _Builder(schema, prefix)
+    builder.anchors.add(prefix)
+    builder.shown["#"] = prefix  # `$ref: "#"` links back to the top of the table
+    trail: tuple[str, ...] = ("#",)
+    if not isinstance(schema, dict):
+        builder.walk(schema, "(value)", ["value"], 0, True, trail)
+        return SchemaView(builder.rows, builder.truncated, "any")
+    merged, trail = builder.merge_all_of(schema, trail)
+    for folded in trail:
+        builder.shown.setdefault(folded, prefix)
+    ref = merged.get("$ref")
+    if isinstance(ref, str):
+        target = builder.lookup(ref)
+        if isinstance(target, dict):
+            builder.shown[ref] = prefix
+            folded, trail = builder.merge_all_of(target, trail + (ref,))
+            merged = {**folded, **{k: v for k, v in merged.items() if k != "$ref"}}
+            for name in trail:
+                builder.shown.setdefault(name, prefix)
+    root_type = builder._type(merged, trail)
+    structured = any(k in merged for k in ("properties", "oneOf", "anyOf", "additionalProperties", "patternProperties"))
+    if root_type == "object" or structured:
+        builder._children(merged, [], -1, trail)
+    else:
+        builder.walk(merged, "(value)", ["value"], 0, True, trail)
+    return SchemaView(builder.rows, builder.truncated, root_type)

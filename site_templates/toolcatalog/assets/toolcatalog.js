@@ -1,0 +1,72 @@
+/* mkdocs-toolcatalog: client-side filters for the catalog index.
+   No library, no network: rows carry data-* attributes, the form's state lives in the URL query. */
+(function () {
+  "use strict";
+  var FACETS = ["status", "format", "risk", "effects", "kind"];
+
+  function setup(root) {
+    if (!root || root.getAttribute("data-tc-ready")) return;
+    root.setAttribute("data-tc-ready", "1");
+    var form = root.querySelector("form.tc-filters");
+    var rows = Array.prototype.slice.call(root.querySelectorAll("table.tc-catalog tbody tr"));
+    var shown = root.querySelector("[data-tc-shown]");
+    var empty = root.querySelector("[data-tc-empty]");
+    if (!form) return;
+
+    function state() {
+      var s = { q: form.elements.q.value.trim().toLowerCase() };
+      FACETS.forEach(function (f) { s[f] = form.elements[f].value; });
+      return s;
+    }
+
+    function apply(updateUrl) {
+      var s = state();
+      var visible = 0;
+      rows.forEach(function (row) {
+        var ok = FACETS.every(function (f) { return !s[f] || row.getAttribute("data-" + f) === s[f]; });
+        if (ok && s.q) ok = (row.getAttribute("data-text") || "").indexOf(s.q) !== -1;
+        row.hidden = !ok;
+        if (ok) visible += 1;
+      });
+      if (shown) shown.textContent = visible === rows.length ? "Showing all " + rows.length + " tools." : "Showing " + visible + " of " + rows.length + " tools.";
+      if (empty) empty.hidden = visible !== 0;
+      if (updateUrl) {
+        var params = new URLSearchParams(window.location.search);
+        ["q"].concat(FACETS).forEach(function (f) {
+          var value = f === "q" ? form.elements.q.value.trim() : s[f];
+          if (value) params.set(f, value); else params.delete(f);
+        });
+        var query = params.toString();
+        history.replaceState(history.state, "", window.location.pathname + (query ? "?" + query : "") + window.location.hash);
+      }
+    }
+
+    function restore() {
+      var params = new URLSearchParams(window.location.search);
+      form.elements.q.value = params.get("q") || "";
+      FACETS.forEach(function (f) {
+        var value = params.get(f) || "";
+        var select = form.elements[f];
+        var known = Array.prototype.some.call(select.options, function (o) { return o.value === value; });
+        select.value = known ? value : "";
+      });
+      apply(false);
+    }
+
+    form.addEventListener("input", function () { apply(true); });
+    form.addEventListener("change", function () { apply(true); });
+    form.addEventListener("reset", function () { setTimeout(function () { apply(true); }, 0); });
+    restore();
+  }
+
+  function init() { setup(document.querySelector("[data-toolcatalog-index]")); }
+
+  // Material's instant navigation swaps pages without reloading: it announces each page on document$.
+  if (window.document$ && typeof window.document$.subscribe === "function") {
+    window.document$.subscribe(init);
+  } else if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();
+  }
+})();
