@@ -155,13 +155,56 @@ Guidance.
 """
 
 
+ADD_NUMBERS_PY = """
+import json, sys
+data = json.load(sys.stdin)
+print(json.dumps({"sum": data["a"] + data["b"]}))
+"""
+
+ECHO_PY = """
+import argparse, json
+parser = argparse.ArgumentParser()
+parser.add_argument("--text", required=True)
+print(json.dumps({"text": parser.parse_args().text}))
+"""
+
+TINY_SMART_CLI = r'''
+import json, sys
+HELP = """# tiny-smart
+
+## Capabilities
+
+- `count` [deterministic] -- Count words.
+- `guess` [model-backed] -- Guess what the text means.
+"""
+args = sys.argv[1:]
+if args in (["--help"], []):
+    print(HELP)
+elif args == ["-h"]:
+    print("usage: tiny-smart <capability> [--help]")
+elif args == ["count", "--help"]:
+    print("# tiny-smart count\n\nDeterministic. Counts words.")
+elif args == ["guess", "--help"]:
+    print("# tiny-smart guess\n\nModel-backed. Needs a provider.")
+elif args[:1] == ["count"]:
+    print(json.dumps({"words": len(" ".join(args[1:]).split())}))
+else:
+    print(json.dumps({"error": {"code": "unknown_capability", "message": args[0], "remedy": "run --help"}}))
+    sys.exit(2)
+'''
+
+
 def workspace_all_formats(root: Path) -> Path:
-    """One valid tool of every format, laid out where default discovery finds them."""
+    """One valid, passing tool of every format, laid out where default discovery finds them."""
     write(root / ".agent/tools/add-numbers/TOOL.md", SPECCIFY_TOOL)
+    write(root / ".agent/tools/add-numbers/linux.py", ADD_NUMBERS_PY)
     write(root / ".tools/text.echo/TOOL.md", AIP14_TOOL)
     write(root / ".drivers/echo-cli/DRIVER.md", AIP30_DRIVER)
+    write(root / ".drivers/echo-cli/echo.py", ECHO_PY)
     dist = root / "packages/tiny-smart"
-    write(dist / "smart-tool.json", json.dumps({"manifest": "src/tiny_smart/SMART_TOOL.md", "cli_argv": ["python3", "cli.py"]}))
+    descriptor = {"manifest": "src/tiny_smart/SMART_TOOL.md", "cli_argv": ["python3", "cli.py"], "deterministic_smoke": ["count", "a b"]}
+    write(dist / "smart-tool.json", json.dumps(descriptor))
     write(dist / "pyproject.toml", '[project]\nname = "tiny-smart"\nversion = "0.3.0"\n')
     write(dist / "src/tiny_smart/SMART_TOOL.md", SMART_TOOL_MD)
+    write(dist / "cli.py", TINY_SMART_CLI)
     return root

@@ -35,12 +35,12 @@ def test_validate_reports_each_problem_and_exits_1(tmp_path: Path) -> None:
     assert "4 tools, 1 invalid" in result.stdout
 
 
-def test_validate_json_equals_the_plugins_catalog(tmp_path: Path) -> None:
+def test_check_json_equals_the_plugins_catalog(tmp_path: Path) -> None:
     workspace_all_formats(tmp_path)
     mkdocs_project(tmp_path)
     build(tmp_path)
-    result = toolcatalog("validate", "--json", str(tmp_path), cwd=REPO)
-    assert result.returncode == 0
+    result = toolcatalog("check", "--json", str(tmp_path), cwd=REPO)
+    assert result.returncode == 0, result.stderr
     assert result.stdout == (tmp_path / "site" / "catalog.json").read_text(encoding="utf-8")
 
 

@@ -45,10 +45,12 @@ def test_catalog_fields_are_normalized(site: Path) -> None:
     assert speccify["platforms"] == ["linux", "macos"]
     assert speccify["effects"]["text"] == "none; pure computation"
     assert speccify["effects"]["mutates"] is None  # speccify does not declare scopes: never guessed
-    assert speccify["examples"] == [
-        {"title": "two and two", "line": 26, "input": {"a": 2, "b": 2}, "output": {"sum": 4},
-         "has_output": True, "status": "not-run", "detail": ""}
-    ]
+    [example] = speccify["examples"]
+    assert {k: example[k] for k in ("title", "line", "input", "output", "status", "detail", "actual")} == {
+        "title": "two and two", "line": 26, "input": {"a": 2, "b": 2}, "output": {"sum": 4},
+        "status": "passed", "detail": "", "actual": {"sum": 4},
+    }
+    assert speccify["status"] == "passed"
     aip = tools["text.echo"]
     assert aip["version"] == "1.2.0"
     assert aip["effects"]["read_only"] is True and aip["effects"]["risk_level"] == 0
@@ -58,7 +60,12 @@ def test_catalog_fields_are_normalized(site: Path) -> None:
     smart = tools["tiny-smart"]
     assert smart["source"] == "packages/tiny-smart/src/tiny_smart/SMART_TOOL.md"
     assert smart["descriptor"] == "packages/tiny-smart/smart-tool.json"
-    assert smart["kind"] is None  # only running --help can tell
+    # Only running --help can tell: one deterministic and one model-backed capability.
+    assert smart["kind"] == "mixed"
+    assert smart["capabilities"] == [
+        {"name": "count", "kind": "deterministic", "summary": "Count words."},
+        {"name": "guess", "kind": "model-backed", "summary": "Guess what the text means."},
+    ]
 
 
 def test_tool_page_shows_the_contract(site: Path) -> None:

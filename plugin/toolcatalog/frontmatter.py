@@ -9,7 +9,9 @@ problems the same way.
 from __future__ import annotations
 
 import json
+import math
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,7 +52,11 @@ class Manifest:
 def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """Read at most `max_bytes`; a larger file is refused without reading it all."""
     try:
-        size = path.stat().st_size
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            # A FIFO or device would block the build on open(), or never end.
+            raise ManifestError("not a regular file (a pipe, device or socket); manifests must be files", None, "manifest-unreadable")
+        size = info.st_size
         if size > max_bytes:
             raise ManifestError(
                 f"file is {size:,} bytes; manifests larger than {max_bytes:,} bytes are refused "
@@ -77,14 +83,36 @@ def decode(data: bytes) -> str:
         ) from None
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"`{name}` is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text} is too large for JSON")
+    return value
+
+
+def loads_strict(text: str) -> Any:
+    """`json.loads` that refuses what is not JSON (`NaN`, `Infinity`, numbers that overflow).
+
+    Raises `ValueError` (`json.JSONDecodeError` for syntax, with a position) or `RecursionError`.
+    Python's own limit on integer digits also surfaces as a plain `ValueError`.
+    """
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+
+
 def read_json(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[Any, bytes]:
     """Read a JSON file (smart-tool.json) with the same caps as a manifest."""
     raw = read_bytes(path, max_bytes)
     text = decode(raw)
     try:
-        return json.loads(text), raw
+        return loads_strict(text), raw
     except json.JSONDecodeError as exc:
         raise ManifestError(f"not valid JSON: {exc.msg}", exc.lineno, "json-syntax") from None
+    except ValueError as exc:  # NaN/Infinity, or an integer too long to convert
+        raise ManifestError(f"not valid JSON: {exc}", None, "json-syntax") from None
     except RecursionError:
         raise ManifestError("JSON nests too deeply to read", None, "json-syntax") from None
 

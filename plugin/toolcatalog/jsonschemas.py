@@ -10,6 +10,7 @@ the build down with a RecursionError.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -112,6 +113,13 @@ def check_schema(schema: Any) -> list[Problem]:
                             fatal=False,
                         )
                     )
+        for path, pattern in _patterns(schema, ()):
+            try:
+                re.compile(pattern)
+            except (re.error, OverflowError, RecursionError) as exc:
+                problems.append(
+                    Problem(path, f"{pattern!r} is not a regular expression Python can compile ({exc}), so values cannot be checked against it")
+                )
     except RecursionError:
         problems.append(Problem((), "schema nests or refers to itself too deeply to check"))
     return problems
@@ -136,6 +144,26 @@ def _ref_cycle(resolved: Any, limit: int = 1000) -> bool:
         except referencing.exceptions.Unresolvable:
             return False
     return True
+
+
+def _patterns(value: Any, path: tuple) -> Iterator[tuple[tuple, str]]:
+    """Every regular expression in a schema: `pattern` values and `patternProperties` keys."""
+    stack = [(value, path)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("pattern"), str):
+                yield where + ("pattern",), node["pattern"]
+            if isinstance(node.get("patternProperties"), dict):
+                for key in node["patternProperties"]:
+                    yield where + ("patternProperties", key), key
+            for key, child in node.items():
+                if key in ("enum", "const", "examples", "default"):
+                    continue  # data, not schema
+                stack.append((child, where + (key,)))
+        elif isinstance(node, list):
+            for index, child in enumerate(node):
+                stack.append((child, where + (index,)))
 
 
 def _refs(value: Any, path: tuple) -> Iterator[tuple[tuple, str]]:
@@ -169,6 +197,8 @@ def validate(schema: Any, instance: Any, limit: int = 10) -> list[Problem]:
         return [Problem((), "the schema refers to itself without end; the value could not be checked")]
     except referencing.exceptions.Unresolvable as exc:
         return [Problem((), f"a `$ref` could not be resolved: {exc}")]
+    except re.error as exc:  # a `pattern` check_schema could not see (it skips data-like keys)
+        return [Problem((), f"a `pattern` in the schema is not a regular expression Python can compile ({exc})")]
 
 
 @lru_cache(maxsize=None)

@@ -125,8 +125,12 @@ def _check_entry(driver: Driver, entry: Implementation, tool: Tool) -> None:
 
     if entry.version_range and tool.version:
         try:
-            satisfied = nodesemver.satisfies(tool.version, entry.version_range, loose=False)
+            # satisfies() answers False for a range it cannot parse; say that it is the range that is wrong.
+            valid_range = nodesemver.valid_range(entry.version_range, loose=False) is not None
+            satisfied = valid_range and nodesemver.satisfies(tool.version, entry.version_range, loose=False)
         except (ValueError, TypeError):
+            valid_range = satisfied = False
+        if not valid_range:
             problem(f"`version` {entry.version_range!r} is not a valid semver range", "driver-version")
         else:
             if not satisfied:

@@ -20,7 +20,7 @@ class Options:
     page_dir: str = "tools"
     catalog_file: str = "catalog.json"
     nav_title: str = "Tool catalog"
-    nav_tools: bool = True
+    nav_tools: bool | int = 100
     # Running examples and checks (conformance)
     run_examples: bool = True
     timeout: float = 30.0  # seconds per process; a tool's smaller timeout_ms wins

@@ -27,6 +27,7 @@ from yaml.resolver import BaseResolver
 
 MAX_NODES = 50_000
 MAX_DEPTH = 64
+_MAX_INT_BITS = 4096  # ~1233 digits: far beyond any JSON reader, well inside Python's str() limit
 
 Path = tuple  # a JSON path: keys and indexes from the document root
 
@@ -145,6 +146,12 @@ def load(text: str, *, first_line: int = 1, max_nodes: int = MAX_NODES, max_dept
             where = f" that starts on line {started}" if started is not None and started != line else ""
             problem = f"{exc.problem} ({exc.context}{where})"
         raise YamlError(f"YAML syntax error: {problem}", line, "yaml-syntax") from None
+    except yaml.reader.ReaderError as exc:
+        # A control character (NUL, ESC, ...): say which and on what line, not PyYAML's offset.
+        line = text.count("\n", 0, exc.position) + 1 + offset
+        raise YamlError(
+            f"YAML cannot contain the control character U+{exc.character:04X}; remove it", line, "yaml-syntax"
+        ) from None
     except yaml.YAMLError as exc:
         raise YamlError(f"YAML error: {exc}", None, "yaml-syntax") from None
     except RecursionError:
@@ -199,6 +206,16 @@ def _convert(node: Node, path: Path, depth: int, doc: Document, offset: int, bud
             # JSON keys are strings; YAML reads `0: ok` as an integer key, so keep what was written.
             key = key_node.value if not isinstance(key_value, str) else key_value
             key_line = _line(key_node, offset)
+            if key == "<<" and key_node.style is None:
+                doc.notes.append(
+                    Note(
+                        "warning",
+                        "`<<` is kept as a plain key here, but YAML 1.1 readers (PyYAML's safe_load, used by speccify) "
+                        "merge the aliased mapping into this one; write the fields out so every reader agrees",
+                        key_line,
+                        "yaml-ambiguous",
+                    )
+                )
             if key in first_seen:
                 doc.notes.append(
                     Note(
@@ -237,11 +254,20 @@ def _scalar(node: ScalarNode, doc: Document, offset: int) -> Any:
     if tag == _BOOL:
         return value.lower() == "true"
     if tag == _INT:
-        if value.startswith("0o"):
-            return int(value[2:], 8)
-        if value.startswith("0x"):
-            return int(value[2:], 16)
-        number = int(value)
+        try:
+            if value.startswith("0o"):
+                number = int(value[2:], 8)
+            elif value.startswith("0x"):
+                number = int(value[2:], 16)
+            else:
+                number = int(value)
+        except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
+            number = None
+        if number is None or number.bit_length() > _MAX_INT_BITS:
+            doc.notes.append(Note("warning", f"a {len(value)}-character number is too large for JSON; kept as text", _line(node, offset), "yaml-number"))
+            return value
+        if value.startswith(("0o", "0x")):
+            return number
         if len(value.lstrip("+-")) > 1 and value.lstrip("+-").startswith("0"):
             doc.notes.append(
                 Note(

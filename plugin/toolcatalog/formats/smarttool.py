@@ -188,7 +188,7 @@ def package_version_of(root: Path) -> tuple[str | None, str | None]:
     if pyproject.is_file():
         try:
             data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
             return None, None
         project = data.get("project") if isinstance(data.get("project"), dict) else {}
         version = project.get("version")
@@ -199,7 +199,7 @@ def package_version_of(root: Path) -> tuple[str | None, str | None]:
     if package_json.is_file():
         try:
             data = json.loads(package_json.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        except (OSError, ValueError, RecursionError):  # ValueError: bad JSON or UTF-8, over-long integers
             return None, None
         if isinstance(data, dict) and isinstance(data.get("version"), str):
             return data["version"], "package.json"
@@ -207,13 +207,20 @@ def package_version_of(root: Path) -> tuple[str | None, str | None]:
 
 
 def _package_root(start: Path, stop: Path) -> Path | None:
-    current = start
-    while True:
-        if (current / "pyproject.toml").is_file() or (current / "package.json").is_file():
-            return current
-        if current == stop or current.parent == current or not _inside(current.parent, stop):
-            return None
-        current = current.parent
+    """The distribution root of a manifest no descriptor claims, by the layouts the spec has used.
+
+    Either the manifest sits at the root (older layout) or in `src/<package>/` below it. Walking
+    further up would find the repository's own package and compare against the wrong version.
+    """
+    candidates = [start]
+    if start.parent.name == "src":
+        candidates.append(start.parent.parent)
+    for candidate in candidates:
+        if not _inside(candidate, stop):
+            break
+        if (candidate / "pyproject.toml").is_file() or (candidate / "package.json").is_file():
+            return candidate
+    return None
 
 
 def _inside(path: Path, root: Path) -> bool:
