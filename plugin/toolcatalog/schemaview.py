@@ -333,14 +333,19 @@ def build(schema: Any, prefix: str) -> SchemaView:
     for folded in trail:
         builder.shown.setdefault(folded, prefix)
     ref = merged.get("$ref")
-    if isinstance(ref, str):
+    while isinstance(ref, str) and ref not in trail:  # follow a chain of references at the root
         target = builder.lookup(ref)
-        if isinstance(target, dict):
-            builder.shown[ref] = prefix
-            folded, trail = builder.merge_all_of(target, trail + (ref,))
-            merged = {**folded, **{k: v for k, v in merged.items() if k != "$ref"}}
-            for name in trail:
-                builder.shown.setdefault(name, prefix)
+        if not isinstance(target, dict):
+            break
+        builder.shown[ref] = prefix
+        folded, trail = builder.merge_all_of(target, trail + (ref,))
+        merged = {**folded, **{k: v for k, v in merged.items() if k != "$ref"}}
+        merged["$ref"] = folded.get("$ref")
+        if merged["$ref"] is None:
+            del merged["$ref"]
+        for name in trail:
+            builder.shown.setdefault(name, prefix)
+        ref = merged.get("$ref")
     root_type = builder._type(merged, trail)
     structured = any(k in merged for k in ("properties", "oneOf", "anyOf", "additionalProperties", "patternProperties"))
     if root_type == "object" or structured:

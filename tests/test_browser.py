@@ -1,0 +1,203 @@
+"""The built pages in a real headless Chromium (Debian's, driven by Playwright), served on localhost."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from sitebuild import REPO, build, mkdocs_project, workspace_all_formats
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+if CHROMIUM is None:
+    if os.environ.get("CI"):
+        raise RuntimeError("CI must run the browser tests: install Debian's chromium (.ci/run does)")
+    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def serve(root: Path) -> tuple[str, http.server.ThreadingHTTPServer]:
+    handler = functools.partial(_Quiet, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/", server
+
+
+@pytest.fixture(scope="module")
+def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The project's own demo site (mkdocs.yml at the top of the repository), built once."""
+    out = tmp_path_factory.mktemp("demo") / "site"
+    build(REPO, "-d", str(out))
+    url, server = serve(out)
+    yield url
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with sync_api.sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser: object) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.console_errors = []  # type: ignore[attr-defined]
+    page.dialogs = []  # type: ignore[attr-defined]
+    page.on("console", lambda m: page.console_errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: page.console_errors.append(str(e)))
+
+    def on_dialog(dialog: object) -> None:
+        page.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    yield page
+    context.close()
+
+
+def visible_rows(page: object) -> list[str]:
+    return page.eval_on_selector_all(
+        "table.tc-catalog tbody tr", "rows => rows.filter(r => !r.hidden).map(r => r.dataset.status + ' ' + r.dataset.format)"
+    )
+
+
+def test_filters_narrow_the_table_and_the_url_restores_them(page: object, demo_site: str) -> None:
+    page.goto(demo_site + "tools/")
+    everything = visible_rows(page)
+    assert len(everything) >= 15
+    page.select_option("select[name=status]", "failed")
+    failed = visible_rows(page)
+    assert failed and all(row.startswith("failed ") for row in failed)
+    assert len(failed) < len(everything)
+    assert "status=failed" in page.url
+    assert page.inner_text("[data-tc-shown]") == f"Showing {len(failed)} of {len(everything)} tools."
+
+    page.select_option("select[name=format]", "aip-14")
+    both = visible_rows(page)
+    assert both == ["failed aip-14"]
+    linked = page.url
+    assert "format=aip-14" in linked
+
+    # A fresh visit to the linked URL restores the same view.
+    page.goto(linked)
+    assert page.input_value("select[name=status]") == "failed"
+    assert page.input_value("select[name=format]") == "aip-14"
+    assert visible_rows(page) == both
+
+    page.click("button.tc-reset")
+    page.wait_for_function("document.querySelectorAll('table.tc-catalog tbody tr[hidden]').length === 0")
+    assert "status=" not in page.url
+
+    page.fill("input[name=q]", "redact")
+    rows = page.eval_on_selector_all("table.tc-catalog tbody tr:not([hidden]) a", "links => links.map(a => a.textContent)")
+    assert rows == ["Redact email addresses"]
+    page.fill("input[name=q]", "no such tool anywhere")
+    assert page.is_visible("[data-tc-empty]")
+    assert page.console_errors == []
+
+
+def test_a_property_anchor_scrolls_to_the_property(page: object, demo_site: str) -> None:
+    page.goto(demo_site + "tools/json-sum/#tc-in-values")
+    row = page.locator("#tc-in-values")
+    assert row.is_visible()
+    box = row.bounding_box()
+    assert box is not None and 0 <= box["y"] < 900
+    assert page.evaluate("window.scrollY") > 0
+    assert page.evaluate("document.querySelector(':target').id") == "tc-in-values"
+
+
+def test_collapsible_sections_open(page: object, demo_site: str) -> None:
+    page.goto(demo_site + "tools/textkit/")
+    details = page.locator("details.tc-help").first
+    assert details.get_attribute("open") is None
+    assert not details.locator("pre").is_visible()
+    details.locator("summary").click()
+    assert details.get_attribute("open") is not None
+    assert "Deterministic." in details.locator("pre").inner_text() or "Model-backed." in details.locator("pre").inner_text()
+
+    page.goto(demo_site + "tools/json-sum/")
+    raw = page.locator("details.tc-raw").first
+    raw.locator("summary").click()
+    assert raw.locator("pre").is_visible()
+    assert '"type"' in raw.locator("pre").inner_text()
+    assert page.console_errors == []
+
+
+def test_hostile_manifest_executes_nothing(page: object, demo_site: str) -> None:
+    page.goto(demo_site + "tools/hostile-markup/")
+    page.wait_for_load_state("load")
+    text = page.inner_text("div.toolcatalog")
+    # The markup is shown as text, not executed or turned into elements.
+    assert "<script>alert(1)</script>" in text or "alert(1)" in text
+    assert page.dialogs == []
+    injected = page.evaluate(
+        """() => ({
+            scripts: [...document.querySelectorAll('div.toolcatalog script')].length,
+            handlers: [...document.querySelectorAll('div.toolcatalog *')].filter(e => [...e.attributes].some(a => a.name.startsWith('on'))).length,
+            jsLinks: [...document.querySelectorAll('a')].filter(a => (a.getAttribute('href') || '').trim().toLowerCase().startsWith('javascript:')).length,
+            images: [...document.querySelectorAll('div.toolcatalog img')].length,
+        })"""
+    )
+    assert injected == {"scripts": 0, "handlers": 0, "jsLinks": 0, "images": 0}
+    page.goto(demo_site + "tools/")
+    assert page.dialogs == []
+
+
+def test_no_page_logs_a_console_error(page: object, demo_site: str) -> None:
+    page.goto(demo_site + "tools/")
+    links = page.eval_on_selector_all("table.tc-catalog tbody a", "links => links.map(a => a.href)")
+    assert len(links) >= 15
+    for link in [demo_site, demo_site + "tools/", *links]:
+        page.goto(link)
+        page.wait_for_load_state("load")
+        assert page.console_errors == [], (link, page.console_errors)
+    assert page.dialogs == []
+
+
+def test_filters_work_with_the_plain_theme_and_material_instant_navigation(page: object, tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    workspace_all_formats(plain)
+    mkdocs_project(plain)
+    build(plain)
+    instant = tmp_path / "instant"
+    workspace_all_formats(instant)
+    mkdocs_project(instant, theme={"name": "material", "font": False, "features": ["navigation.instant"]})
+    build(instant)
+    for root, via_nav in ((plain, False), (instant, True)):
+        url, server = serve(root / "site")
+        try:
+            if via_nav:
+                # Instant navigation swaps the page without a reload; the filters must still wake up.
+                page.goto(url)
+                page.click("a[href$='tools/']")
+                page.wait_for_selector("form.tc-filters")
+            else:
+                page.goto(url + "tools/")
+            page.select_option("select[name=format]", "speccify")
+            page.wait_for_function("document.querySelectorAll('table.tc-catalog tbody tr:not([hidden])').length === 1")
+            assert visible_rows(page) == ["passed speccify"]
+            assert "format=speccify" in page.url
+        finally:
+            server.shutdown()
+    assert page.console_errors == []
