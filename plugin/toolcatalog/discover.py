@@ -47,10 +47,11 @@ class Discovery:
 
 
 def relative(path: Path, root: Path) -> str:
-    """`path` relative to `root` with `/` separators, or absolute when outside it."""
+    """`path` relative to `root` with `/` separators (`../` when outside it: never absolute,
+    so catalogs stay the same on every machine)."""
     try:
-        return Path(os.path.relpath(path, root)).as_posix() if _is_inside(path, root) else path.as_posix()
-    except ValueError:  # different drives on Windows
+        return Path(os.path.relpath(path, root)).as_posix()
+    except ValueError:  # different drives on Windows: nothing relative exists
         return path.as_posix()
 
 

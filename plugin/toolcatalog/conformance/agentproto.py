@@ -184,6 +184,8 @@ def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, pr
         run["detail"] = f"timed out after {timeout:g}s"
     elif result.stdout_truncated:
         run["detail"] = "stdout exceeded the output cap; the process was stopped"
+    elif result.stderr_truncated:
+        run["detail"] = "stderr exceeded the 64 KiB cap; the process was stopped"
     elif result.exit_code != 0:
         line = last_line(result.stderr)
         run["detail"] = f"exit code {result.exit_code}" + (f": {line}" if line else "")

@@ -10,12 +10,13 @@ and export identically.
 
 from __future__ import annotations
 
+import copy
 import os
 import platform as platform_module
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -117,7 +118,7 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None) -> S
             apply(tool, job.outcome)
             continue
         cached = store.get(cache_key)
-        if cached is not None:
+        if cached is not None and _applicable(tool, cached):
             stats.cached += 1
             apply(tool, cached)
             continue
@@ -159,6 +160,23 @@ def apply(tool: Tool, outcome: Outcome) -> None:
         reason = outcome.get("drivers", {}).get(driver.id)
         if reason is not None:
             driver.run_status[tool.id] = reason
+
+
+def _applicable(tool: Tool, outcome: Any) -> bool:
+    """Whether `apply` accepts a cached outcome: a damaged cache entry is a miss, never fatal.
+
+    Tried on a throwaway copy, so a half-applied bad entry never reaches the model.
+    """
+    probe = replace(
+        tool,
+        examples=[copy.copy(e) for e in tool.examples],
+        drivers=[replace(d, run_status={}) for d in tool.drivers],
+    )
+    try:
+        apply(probe, outcome)
+    except Exception:  # any shape error (AttributeError, TypeError, ...) in a tampered or stale entry
+        return False
+    return True
 
 
 def not_run_outcome(tool: Tool, status: str, detail: str) -> Outcome:

@@ -13,11 +13,12 @@ import json
 import shutil
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from ..model import Driver, Implementation, Tool
 from ..matching import unwrap_envelope
-from .engine import Context, excerpt
+from .engine import Context, excerpt, last_line
 
 
 def command(driver: Driver, ctx: Context) -> tuple[list[str] | None, str]:
@@ -61,7 +62,7 @@ def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix
     from .agentproto import compare
 
     name = tool_name(driver, entry, tool)
-    run["argv"] = [*prefix[:1], *prefix[1:]]
+    run["argv"] = [Path(prefix[0]).name, *(Path(a).name if Path(a).is_absolute() else a for a in prefix[1:])]
     if name is None:
         run.update(status="not-run", detail="not run: no `metadata.mcp.tool_name` or `mcp_tools` entry names the MCP tool")
         return run
@@ -79,10 +80,14 @@ def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix
             run.update(detail=f"timed out after {timeout:g}s")
             result = None
         except Exception as exc:  # the SDK raises many kinds; each is a failed run, not a crashed build
-            run.update(detail=f"MCP call failed: {type(exc).__name__}: {exc}"[:500])
+            cause = _leaf(exc)  # the SDK's task groups wrap the real error in (nested) exception groups
+            run.update(detail=f"MCP call failed: {type(cause).__name__}: {cause}"[:500])
             result = None
         errlog.seek(0)
-        run["stderr"] = excerpt(errlog.read().encode("utf-8", "replace"))
+        stderr = errlog.read().encode("utf-8", "replace")
+        run["stderr"] = excerpt(stderr)
+        if result is None and run["detail"].startswith("MCP call failed") and last_line(stderr):
+            run["detail"] += f" (server stderr: {last_line(stderr)})"
     run["started"] = True
     run["duration_ms"] = int((time.monotonic() - started) * 1000)
     if result is None:
@@ -97,6 +102,13 @@ def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix
     if not run["detail"]:
         run["status"] = "passed"
     return run
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first innermost exception of an exception group (the error itself otherwise)."""
+    while isinstance(getattr(exc, "exceptions", None), (list, tuple)) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 async def _call(prefix: list[str], driver: Driver, ctx: Context, name: str, arguments: dict[str, Any], timeout: float, errlog: Any) -> tuple[bool, Any, str]:

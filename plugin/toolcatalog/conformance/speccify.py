@@ -112,6 +112,8 @@ def evaluate(expected: Any, result: Any, outputs: Any, timeout: float, run: dict
         return f"timed out after {timeout:g}s"
     if result.stdout_truncated:
         return "stdout exceeded the output cap; the process was stopped"
+    if result.stderr_truncated:
+        return "stderr exceeded the 64 KiB cap; the process was stopped"
     if not result.stdout.strip() and result.exit_code not in (0, None):
         line = last_line(result.stderr)
         return f"exit code {result.exit_code} with empty stdout" + (f": {line}" if line else "")
