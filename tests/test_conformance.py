@@ -532,6 +532,37 @@ def test_cli_driver_failures_and_tool_status(tmp_path: Path) -> None:
     assert tool.status == "failed"
 
 
+def test_an_example_documenting_a_failure_matches_the_error_envelope(tmp_path: Path) -> None:
+    aip_tool(
+        tmp_path,
+        "demo.errors",
+        inputs={"type": "object", "properties": {"exit": {"type": "integer"}}},
+        examples=[
+            {"name": "auth expired", "input": {"exit": 4}, "output": {"ok": False, "error": {"code": "auth_required"}}},
+            {"name": "unmapped code", "input": {"exit": 3}, "output": {"ok": False, "error": {"code": "error"}}},
+            {"name": "wrong code", "input": {"exit": 2}, "output": {"ok": False, "error": {"code": "auth_required"}}},
+        ],
+    )
+    script = """
+    import sys
+    print("token expired: run login", file=sys.stderr)
+    sys.exit(int(sys.argv[2]))
+    """
+    aip_driver(
+        tmp_path, "err-cli", "demo.errors", bin="python3", bin_args=["err.py"],
+        output={"default_format": "json", "exit_codes": {2: "usage_error", 4: "auth_required"}},
+        entry=cli_entry("--exit", "${input.exit}"), files={"err.py": script},
+    )
+    catalog, _ = run_check(tmp_path)
+    tool = tool_of(catalog, "demo.errors")
+    detail = {e.title: (e.status, e.detail) for e in tool.examples}
+    assert detail["auth expired"] == ("passed", "")
+    assert detail["unmapped code"] == ("passed", "")
+    assert detail["wrong code"] == ("failed", 'err-cli: $.error.code: expected "auth_required", got "usage_error"')
+    actual = example_of(tool, "auth expired").runs[0].actual
+    assert actual == {"ok": False, "error": {"code": "auth_required", "message": "token expired: run login", "exit_code": 4}}
+
+
 def test_tool_is_not_run_when_an_example_only_ran_through_a_narrowing_driver(tmp_path: Path) -> None:
     aip_tool(
         tmp_path,

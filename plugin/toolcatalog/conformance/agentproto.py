@@ -188,7 +188,17 @@ def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, pr
         run["detail"] = "stderr exceeded the 64 KiB cap; the process was stopped"
     elif result.exit_code != 0:
         line = last_line(result.stderr)
-        run["detail"] = f"exit code {result.exit_code}" + (f": {line}" if line else "")
+        expected = example.output if example.has_output else None
+        if isinstance(expected, dict) and expected.get("ok") is False:
+            # An example that documents a failure: compare with the host's error envelope (AIP-29
+            # dispatch), the error code taken from `output.exit_codes` for this exit code.
+            codes = output.get("exit_codes") if isinstance(output.get("exit_codes"), dict) else {}
+            code = {str(k): v for k, v in codes.items()}.get(str(result.exit_code), "error")
+            envelope = {"ok": False, "error": {"code": code, "message": line, "exit_code": result.exit_code}}
+            run.update(actual=envelope, has_actual=True)
+            run["detail"] = "; ".join(differences(expected, envelope))
+        else:
+            run["detail"] = f"exit code {result.exit_code}" + (f": {line}" if line else "")
     else:
         if wants_json:
             ok, actual, detail = parse_json_output(stream)

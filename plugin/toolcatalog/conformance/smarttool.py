@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,8 @@ def plan(tool: Tool, ctx: Context) -> Job:
             "processes": 0,
         }
         return Job(parts, outcome=outcome)
+    # Which program `cli_argv` starts is part of what the results depend on.
+    parts.append(shutil.which(argv[0], path=ctx.tool_env.get("PATH")) or argv[0])
     smoke = (tool.descriptor or {}).get("deterministic_smoke")
     timeout = ctx.timeout_for()
 
