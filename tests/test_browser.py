@@ -178,10 +178,14 @@ def test_no_page_logs_a_console_error(page: object, demo_site: str) -> None:
 def test_filters_work_with_the_plain_theme_and_material_instant_navigation(page: object, tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     workspace_all_formats(plain)
-    mkdocs_project(plain)
+    # The mkdocs theme loads highlight.js from a CDN by default; offline, that is its error, not ours.
+    # Its scripts also expect the search plugin, which every real mkdocs.yml has.
+    mkdocs_project(plain, theme={"name": "mkdocs", "highlightjs": False}, plugins=["search", {"toolcatalog": {}}])
     build(plain)
     instant = tmp_path / "instant"
     workspace_all_formats(instant)
+    (instant / "docs").mkdir()
+    (instant / "docs" / "index.md").write_text("# Home\n\nSee [the catalog](tools/index.md).\n")
     mkdocs_project(instant, theme={"name": "material", "font": False, "features": ["navigation.instant"]})
     build(instant)
     for root, via_nav in ((plain, False), (instant, True)):
@@ -190,7 +194,7 @@ def test_filters_work_with_the_plain_theme_and_material_instant_navigation(page:
             if via_nav:
                 # Instant navigation swaps the page without a reload; the filters must still wake up.
                 page.goto(url)
-                page.click("a[href$='tools/']")
+                page.click("article a[href$='tools/']")
                 page.wait_for_selector("form.tc-filters")
             else:
                 page.goto(url + "tools/")

@@ -4,7 +4,10 @@
 the plugin options it finds in PATH's `mkdocs.yml` (or `-f FILE`), prints every
 diagnostic, and exits 1 when any manifest is invalid. `toolcatalog check` does
 the same and then runs every example and check, like a build does, with the
-same cache. Exit codes: 0 fine, 1 problems found, 2 bad usage.
+same cache. `toolcatalog export PATH -o DIR` writes the same files for agents
+a build publishes (catalog, schema, per-tool JSON, MCP tool list, llms.txt),
+byte for byte; `toolcatalog diff OLD NEW` compares two catalogs and exits 1
+when a change breaks callers. Exit codes: 0 fine, 1 problems found, 2 bad usage.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any, Sequence
 
 from . import __version__
 from . import catalog as catalog_json
+from . import catalogdiff, exports
 from . import pages as page_plan
 from .discover import DiscoveryError
 from .harvest import harvest
@@ -50,10 +54,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     check.add_argument("--json", action="store_true", help="print the catalog JSON instead of a table")
     check.set_defaults(handler=_check)
 
+    export = commands.add_parser(
+        "export",
+        help="write what a build publishes for agents (catalog.json, its schema, tools/<id>.json, mcp-tools.json, "
+        "llms.txt), byte for byte, without MkDocs",
+    )
+    _common(export)
+    export.add_argument("-o", "--output", required=True, metavar="DIR", help="folder to write into; files keep their site paths")
+    export.add_argument("--no-run", action="store_true", help="do not run examples and checks (statuses stay not-run)")
+    export.add_argument("--jobs", type=int, help="processes at once (default: the config's, else one per CPU)")
+    export.add_argument("--timeout", type=float, help="seconds per process (default: the config's, else 30)")
+    export.add_argument("--no-cache", action="store_true", help="ignore and do not write cached results")
+    export.add_argument("--site-url", help="base URL for absolute links (default: mkdocs.yml's site_url; \"\" for none)")
+    export.set_defaults(handler=_export)
+
+    compare = commands.add_parser(
+        "diff", help="compare two catalog.json files: added, removed and changed tools; exit 1 if anything breaks"
+    )
+    compare.add_argument("old", help="the earlier catalog.json (or a folder holding one)")
+    compare.add_argument("new", help="the later catalog.json (or a folder holding one)")
+    compare.add_argument("--json", action="store_true", help="print the report as JSON instead of Markdown")
+    compare.set_defaults(handler=_diff)
+
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
-    except (ConfigFileError, DiscoveryError) as exc:
+    except (ConfigFileError, DiscoveryError, exports.OptionsError, catalogdiff.DiffError) as exc:
         print(f"toolcatalog: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
@@ -86,15 +112,16 @@ def _load(args: argparse.Namespace) -> tuple[Catalog, Options]:
         options.cache = False
     catalog = harvest(workspace, options, skip=project.skip)
     page_plan.plan(catalog, options.page_dir, project.directory_urls)
+    args.site = exports.Site(url=project.site_url, name=project.site_name, description=project.site_description)
     return catalog, options
 
 
 def _validate(args: argparse.Namespace) -> int:
-    catalog, _options = _load(args)
+    catalog, options = _load(args)
     invalid = [t for t in catalog.tools if not t.valid]
     catalog_errors = [d for d in catalog.diagnostics if d.severity == ERROR]
     if args.json:
-        sys.stdout.write(catalog_json.dumps(catalog_json.build(catalog)))
+        sys.stdout.write(catalog_json.dumps(exports.catalog_document(catalog, options, args.site)))
     else:
         _report(catalog)
     return EXIT_PROBLEMS if invalid or catalog_errors else EXIT_OK
@@ -111,7 +138,7 @@ def _check(args: argparse.Namespace) -> int:
         catalog.tools = [t for t in catalog.tools if t.id in only]
     stats = engine.check(catalog, options)
     if args.json:
-        sys.stdout.write(catalog_json.dumps(catalog_json.build(catalog)))
+        sys.stdout.write(catalog_json.dumps(exports.catalog_document(catalog, options, args.site)))
     else:
         _table(catalog)
         print(
@@ -121,6 +148,34 @@ def _check(args: argparse.Namespace) -> int:
         )
     bad = [t for t in catalog.tools if t.status in ("failed", "invalid")]
     return EXIT_PROBLEMS if bad else EXIT_OK
+
+
+def _export(args: argparse.Namespace) -> int:
+    catalog, options = _load(args)
+    site = args.site
+    if args.site_url is not None:
+        site = exports.Site(url=args.site_url, name=site.name, description=site.description)
+    exports.check_options(options)
+    if options.run_examples and not args.no_run:
+        stats = engine.check(catalog, options)
+        print(
+            f"{stats.tools} tools checked in {stats.seconds:.1f}s: {stats.processes} processes started, "
+            f"{stats.cached} from the cache",
+            file=sys.stderr,
+        )
+    files = exports.render(catalog, options, site)
+    written = exports.write(files, Path(args.output))
+    print(f"wrote {len(written)} files to {args.output}", file=sys.stderr)
+    failing = [t for t in catalog.tools if t.status in options.fail_on]
+    for tool in failing:
+        print(f"toolcatalog: {tool.id}: status {tool.status} is listed in `fail_on`", file=sys.stderr)
+    return EXIT_PROBLEMS if failing else EXIT_OK
+
+
+def _diff(args: argparse.Namespace) -> int:
+    report = catalogdiff.diff(catalogdiff.load(args.old), catalogdiff.load(args.new))
+    sys.stdout.write(catalog_json.dumps(report.as_dict()) if args.json else report.markdown())
+    return EXIT_PROBLEMS if report.breaking else EXIT_OK
 
 
 def _table(catalog: Catalog) -> None:

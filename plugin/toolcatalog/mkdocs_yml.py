@@ -58,6 +58,9 @@ class Project:
     options: Options
     skip: list[Path]  # docs_dir and site_dir: never harvested
     directory_urls: bool = True
+    site_url: str | None = None  # for absolute links in the outputs for agents
+    site_name: str = ""
+    site_description: str = ""
 
 
 def plugin_options(config_file: Path, required: bool = False) -> Project:
@@ -80,7 +83,18 @@ def plugin_options(config_file: Path, required: bool = False) -> Project:
     for key, value in (raw or {}).items():
         if key in known and value is not None:
             setattr(options, key, value)
-    return Project(options, skip, data.get("use_directory_urls") is not False)
+    return Project(
+        options,
+        skip,
+        data.get("use_directory_urls") is not False,
+        site_url=_text(data.get("site_url")) or None,
+        site_name=_text(data.get("site_name")),
+        site_description=_text(data.get("site_description")),
+    )
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
 
 
 def _plugin_config(plugins: Any) -> dict[str, Any] | None:

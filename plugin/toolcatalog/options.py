@@ -31,3 +31,7 @@ class Options:
     env: list[str] = field(default_factory=list)  # environment variables passed to tools besides the allowlist
     max_output_bytes: int = 1024 * 1024  # stdout cap per process
     fail_on: list[str] = field(default_factory=list)  # tool statuses that fail the build
+    # Outputs for agents (besides catalog_file); "" or None turns one off (see exports.py)
+    tool_json_dir: str | None = "tools"  # one <slug>.json per tool; "." = the site root
+    mcp_file: str | None = "mcp-tools.json"  # MCP tools/list result
+    llms_file: str | None = "llms.txt"  # llms.txt index of the tools

@@ -20,11 +20,11 @@ def slug(tool_id: str) -> str:
     return value[:100] or "tool"
 
 
-def plan(catalog: Catalog, page_dir: str = "tools", directory_urls: bool = True) -> dict[int, str]:
-    """Assign every tool a page; returns id(tool) -> source path (`<page_dir>/<slug>.md`)."""
-    page_dir = page_dir.strip("/")
+def names(catalog: Catalog) -> dict[int, str]:
+    """id(tool) -> its file name stem: the safe slug of the id, `index` renamed, clashes numbered
+    in id order. Pages and per-tool JSON files share these names."""
     used: set[str] = set()
-    sources: dict[int, str] = {}
+    out: dict[int, str] = {}
     for tool in catalog.tools:
         base = slug(tool.id)
         if base == INDEX:
@@ -33,6 +33,17 @@ def plan(catalog: Catalog, page_dir: str = "tools", directory_urls: bool = True)
         while name in used:
             name, n = f"{base}-{n}", n + 1
         used.add(name)
+        out[id(tool)] = name
+    return out
+
+
+def plan(catalog: Catalog, page_dir: str = "tools", directory_urls: bool = True) -> dict[int, str]:
+    """Assign every tool a page; returns id(tool) -> source path (`<page_dir>/<slug>.md`)."""
+    page_dir = page_dir.strip("/")
+    sources: dict[int, str] = {}
+    stems = names(catalog)
+    for tool in catalog.tools:
+        name = stems[id(tool)]
         sources[id(tool)] = f"{page_dir}/{name}.md"
         tool.url = f"{page_dir}/{name}/" if directory_urls else f"{page_dir}/{name}.html"
     return sources

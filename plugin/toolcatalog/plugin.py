@@ -25,7 +25,7 @@ from mkdocs.structure.pages import Page
 from mkdocs.structure.toc import get_toc
 from mkdocs.utils import get_relative_url
 
-from . import catalog as catalog_json
+from . import exports
 from . import pages as page_plan
 from . import report
 from .conformance import engine
@@ -62,7 +62,23 @@ class ToolCatalogConfig(base.Config):
     each tool is `<page_dir>/<id>.md`. A page you write at the same path wins over ours."""
 
     catalog_file = c.Type(str, default="catalog.json")
-    """Path of the JSON catalog inside the built site."""
+    """Path of the JSON catalog inside the built site (`""` turns it off). Its JSON Schema is
+    published beside the site root as `schemas/catalog-v1.schema.json`; every build validates the
+    catalog against it."""
+
+    tool_json_dir = c.Type(str, default="tools")
+    """Folder of the per-tool JSON files inside the site: `<tool_json_dir>/<slug>.json` holds one
+    tool's full catalog entry, named like its page. `"."` puts them at the site root; `""` turns
+    them off."""
+
+    mcp_file = c.Type(str, default="mcp-tools.json")
+    """Path of the MCP `tools/list` result (`{"tools": [...]}`) inside the site; `""` turns it off.
+    Invalid tools and tools without an object input schema are left out, each with a `mcp-omitted`
+    warning in the catalog."""
+
+    llms_file = c.Type(str, default="llms.txt")
+    """Path of the llms.txt index (title, summary, one link per tool) inside the site; `""` turns
+    it off (do that when another plugin writes llms.txt)."""
 
     source_uri = c.Optional(c.Type(str))
     """Link template for manifest files on tool pages: `{path}` is the manifest's path relative to
@@ -75,9 +91,11 @@ class ToolCatalogConfig(base.Config):
     nav_title = c.Type(str, default="Tool catalog")
     """Title of the nav section holding the catalog index and the tool pages."""
 
-    nav_tools = c.Type(bool, default=True)
-    """List every tool page in the nav, grouped by format. Off: only the index is in the nav
-    (tool pages are linked from it), which keeps very large catalogs fast to build."""
+    nav_tools = c.Type((bool, int), default=100)
+    """Which tool pages the nav lists, grouped by format: `true` all, `false` none (only the index,
+    which links every tool), or a number N: all while the catalog has at most N tools, else none.
+    Themes like Material render the whole nav into every page, so a nav with 1,000 tool pages
+    makes every page of the site heavier and the build several times slower (see `bench/`)."""
 
     run_examples = c.Type(bool, default=True)
     """Run every runnable example and self-description check against the real implementation
@@ -98,8 +116,10 @@ class ToolCatalogConfig(base.Config):
     """Where cached results live, relative to mkdocs.yml's folder."""
 
     allow_mutating = c.ListOfItems(c.Type(str), default=[])
-    """Tool ids (shell-style globs) whose examples may run although the contract says they mutate
-    something or need approval. Nothing else with `mutates` or a non-`auto` approval ever runs."""
+    """AIP-14 tool ids (shell-style globs) whose examples may run although the contract says they
+    mutate something or need approval; no other AIP-14 tool with `mutates` or a non-`auto` approval
+    ever runs. speccify and smart tools declare no machine-readable effects, so they are not gated:
+    their examples always run (keep them side-effect free, as both formats ask)."""
 
     env = c.ListOfItems(c.Type(str), default=[])
     """Environment variables passed to tools besides the allowlist (PATH, HOME, LANG, TMPDIR, ...).
@@ -124,11 +144,12 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         self.index_uri: str | None = None
         self.workspace: Path | None = None
         self.source_link: Any = None
+        self.json_paths: dict[int, str] | None = None  # id(tool) -> site path of its JSON file
 
     # -- setup ---------------------------------------------------------------------------------
     def options(self) -> Options:
         cfg = self.config
-        return Options(
+        options = Options(
             paths=list(cfg.paths),
             exclude=list(cfg.exclude),
             max_manifest_bytes=cfg.max_manifest_bytes,
@@ -145,7 +166,15 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
             env=list(cfg.env),
             max_output_bytes=cfg.max_output_bytes,
             fail_on=list(cfg.fail_on),
+            tool_json_dir=cfg.tool_json_dir,
+            mcp_file=cfg.mcp_file,
+            llms_file=cfg.llms_file,
         )
+        try:
+            exports.check_options(options)
+        except exports.ExportError as exc:
+            raise PluginError(f"toolcatalog: {exc}") from None
+        return options
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         if not self.config.enabled:
@@ -178,6 +207,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         skip = [Path(config.docs_dir), Path(config.site_dir)]
         try:
             self.catalog = harvest(self.workspace, options, skip=skip)
+            self.json_paths = None
         except DiscoveryError as exc:
             raise PluginError(str(exc)) from None
         self.renderer = Renderer([Path(d) for d in config.theme.dirs])
@@ -203,13 +233,14 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
                 log.info("toolcatalog: %s exists in docs_dir; it replaces the generated page for %r", src_uri, tool.id)
                 file = files.get_file_from_path(src_uri)
             else:
-                file = File.generated(config, src_uri, content="", inclusion=InclusionLevel.INCLUDED)
+                file = File.generated(config, src_uri, content="", inclusion=InclusionLevel.NOT_IN_NAV)
                 files.append(file)
                 self.pages[src_uri] = tool
             tool.url = file.url
         self.index_uri = page_plan.index_source(self.config.page_dir)
         if files.get_file_from_path(self.index_uri) is None:
-            files.append(File.generated(config, self.index_uri, content="", inclusion=InclusionLevel.INCLUDED))
+            # NOT_IN_NAV only silences MkDocs' "not in nav" notice: on_nav places these pages itself.
+            files.append(File.generated(config, self.index_uri, content="", inclusion=InclusionLevel.NOT_IN_NAV))
             self.pages[self.index_uri] = None  # type: ignore[assignment]
         return files
 
@@ -231,7 +262,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         index_page = index_file.page or Page(None, index_file, config)
         section_title = self.config.nav_title
         children: list[Any] = [index_page]
-        if self.config.nav_tools:
+        if _list_tools(self.config.nav_tools, len(self.catalog.tools)):
             for fmt in FORMATS:
                 pages = []
                 for tool in self.catalog.tools:
@@ -296,13 +327,24 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
             page.toc = get_toc([])
             return self.renderer.index_page(self.catalog, url_for)
         page.toc = get_toc(tool_toc(tool))
-        return self.renderer.tool_page(tool, self.catalog, url_for, self.source_link)
+        if self.json_paths is None:
+            self.json_paths = exports.tool_json_paths(self.catalog, self.options())
+        return self.renderer.tool_page(tool, self.catalog, url_for, self.source_link, self.json_paths.get(id(tool)))
 
     def on_post_build(self, config: MkDocsConfig) -> None:
         if not self.config.enabled or self.catalog is None:
             return
-        target = Path(config.site_dir) / self.config.catalog_file
-        catalog_json.write_atomic(target, catalog_json.dumps(catalog_json.build(self.catalog)))
+        site = exports.Site(url=config.site_url, name=config.site_name, description=config.site_description or "")
+        try:
+            outputs = exports.render(self.catalog, self.options(), site)
+        except exports.ExportError as exc:
+            raise PluginError(f"toolcatalog: {exc}") from None
+        for path in list(outputs):
+            if (Path(config.docs_dir) / path).is_file():
+                log.info("%s exists in docs_dir; it replaces the generated one", path)
+                del outputs[path]
+        exports.write(outputs, Path(config.site_dir))
+        log.info("wrote %d files for agents (catalog, schema, per-tool JSON, MCP tools, llms.txt)", len(outputs))
 
     def on_serve(self, server: Any, config: MkDocsConfig, builder: Any) -> Any:
         # Manifest folders (and tool implementations in them) trigger a rebuild; the results
@@ -315,12 +357,30 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         elif self.catalog is not None:
             for tool in self.catalog.tools:
                 watched.add(str(tool.abs_path.parent))
+                if tool.descriptor_source:  # the whole distribution: descriptor, package, code
+                    watched.add(str((self.workspace / tool.descriptor_source).parent))
             for driver in self.catalog.drivers:
                 watched.add(str(driver.abs_path.parent))
+            # The formats' container folders, so a new tool is noticed without a restart.
+            for folder in (".agent/tools", ".tools", ".drivers"):
+                if (self.workspace / folder).is_dir():
+                    watched.add(str((self.workspace / folder).resolve()))
+        cache = (self.workspace / self.config.cache_dir).resolve()
         for path in sorted(watched):
-            if os.path.exists(path):
-                server.watch(path)
+            if not os.path.exists(path):
+                continue
+            if cache == Path(path) or Path(path) in cache.parents:
+                # Watching a folder that holds the results cache would rebuild on every cache write.
+                log.info("toolcatalog: not watching %s: it contains the results cache (cache_dir)", path)
+                continue
+            server.watch(path)
         return server
+
+
+def _list_tools(setting: bool | int, count: int) -> bool:
+    if isinstance(setting, bool):
+        return setting
+    return count <= setting
 
 
 def source_links(config: MkDocsConfig, template: str | None) -> Any:

@@ -26,6 +26,9 @@ TOOL_TEMPLATE = "toolcatalog/tool.html"
 INDEX_TEMPLATE = "toolcatalog/index.html"
 
 _URL_SCHEMES = {"http", "https", "mailto"}
+# nh3's defaults minus images: a manifest must not make readers' browsers fetch anything
+# (tracking pixels, broken offline sites); links stay, with rel=noopener.
+_TAGS = set(nh3.ALLOWED_TAGS) - {"img"}
 _HEADING = re.compile(r"<(/?)h([1-6])\b")
 
 
@@ -46,6 +49,7 @@ def markdown_html(text: str, shift_headings: int = 1) -> Markup:
         html = _HEADING.sub(lambda m: f"<{m.group(1)}h{min(6, int(m.group(2)) + shift_headings)}", html)
     clean = nh3.clean(
         html,
+        tags=_TAGS,
         url_schemes=_URL_SCHEMES,
         link_rel="noopener noreferrer nofollow",
     )

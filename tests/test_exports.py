@@ -1,0 +1,494 @@
+"""The outputs for agents: catalog.json v1 (and its schema), tools/<id>.json, mcp-tools.json, llms.txt.
+
+They are built by real MkDocs builds and by `toolcatalog export`, validated against the shipped
+catalog schema and a small MCP Tool schema written from formats.md §5, and compared byte for byte
+(two builds, cold and warm cache, plugin and command line).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import jsonschema
+import pytest
+from mkdocs.exceptions import PluginError
+
+from sitebuild import REPO, build, mkdocs_project, workspace_all_formats, write
+from toolcatalog import catalog as catalog_json
+from toolcatalog import exports
+from toolcatalog.harvest import harvest
+from toolcatalog.model import Catalog, Effects, Requirement, Tool
+from toolcatalog.options import Options
+from toolcatalog.plugin import ToolCatalogPlugin
+
+SCHEMA = json.loads((REPO / "plugin/toolcatalog/schemas/catalog.schema.json").read_text(encoding="utf-8"))
+
+# The MCP `tools/list` result and Tool object, from formats.md §5 (2025-06-18 .. 2026-07-28).
+MCP_LIST_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["tools"],
+    "additionalProperties": False,
+    "properties": {
+        "tools": {"type": "array", "items": {"$ref": "#/$defs/Tool"}},
+        "nextCursor": {"type": "string"},
+        "_meta": {"type": "object"},
+    },
+    "$defs": {
+        "Tool": {
+            "type": "object",
+            "required": ["name", "inputSchema"],
+            "additionalProperties": False,
+            "properties": {
+                "name": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,128}$"},
+                "title": {"type": "string"},
+                "description": {"type": "string"},
+                "inputSchema": {"$ref": "#/$defs/ObjectSchema"},
+                "outputSchema": {"$ref": "#/$defs/ObjectSchema"},
+                "annotations": {"$ref": "#/$defs/ToolAnnotations"},
+                "icons": {"type": "array"},
+                "_meta": {"type": "object"},
+            },
+        },
+        "ObjectSchema": {
+            "type": "object",
+            "required": ["type"],
+            "properties": {
+                "type": {"const": "object"},
+                "$schema": {"type": "string"},
+                "properties": {"type": "object", "additionalProperties": {"type": ["object", "boolean"]}},
+                "required": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+        "ToolAnnotations": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "title": {"type": "string"},
+                "readOnlyHint": {"type": "boolean"},
+                "destructiveHint": {"type": "boolean"},
+                "idempotentHint": {"type": "boolean"},
+                "openWorldHint": {"type": "boolean"},
+            },
+        },
+    },
+}
+
+NON_ASCII_TOOL = """
+---
+name: creme-slug
+description: Turns “Crème brûlée” into a slug — accents folded, naïvely.
+inputs:
+  type: object
+  required: [title]
+  properties:
+    title: {type: string}
+outputs:
+  type: object
+  properties:
+    slug: {type: string}
+effects: none
+---
+
+## Examples
+
+### accents
+input: {"title": "Crème"}
+output: {"slug": "creme"}
+"""
+
+
+def toolcatalog(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolcatalog.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def files_under(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def agent_outputs(site: Path, options: dict[str, str] | None = None) -> dict[str, bytes]:
+    """The files a build wrote for agents (not the HTML pages)."""
+    o = {"catalog_file": "catalog.json", "tool_json_dir": "tools", "mcp_file": "mcp-tools.json", "llms_file": "llms.txt", **(options or {})}
+    out = {}
+    for rel, data in files_under(site).items():
+        folder, _, name = rel.rpartition("/")
+        if rel in (o["catalog_file"], o["mcp_file"], o["llms_file"], catalog_json.SCHEMA_SITE_PATH) or (
+            o["tool_json_dir"] and folder == o["tool_json_dir"].strip("/") and name.endswith(".json")
+        ):
+            out[rel] = data
+    return out
+
+
+def validate_catalog(document: Any) -> None:
+    jsonschema.Draft202012Validator(SCHEMA).validate(document)
+
+
+def validate_tool_file(entry: Any) -> None:
+    schema = {**SCHEMA, "$ref": "#/$defs/tool"}
+    for key in ("required", "properties", "additionalProperties", "type"):
+        schema.pop(key)
+    jsonschema.Draft202012Validator(schema).validate(entry)
+
+
+def validate_mcp(document: Any) -> None:
+    jsonschema.Draft202012Validator(MCP_LIST_SCHEMA).validate(document)
+    names = [t["name"] for t in document["tools"]]
+    assert len(names) == len(set(names)), "MCP tool names must be unique"
+    for tool in document["tools"]:
+        jsonschema.Draft202012Validator.check_schema(tool["inputSchema"])
+
+
+# -- the demo site -------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("demo") / "site"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(REPO / "mkdocs.yml"), "-d", str(out)],
+        cwd=REPO, capture_output=True, text=True, env=env, timeout=600,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return out
+
+
+def test_shipped_schema_is_a_valid_2020_12_schema() -> None:
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    jsonschema.Draft202012Validator.check_schema(MCP_LIST_SCHEMA)
+    assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    # Our shapes are closed; enums pin the formats, statuses and severities.
+    for name in ("tool", "example", "run", "driver", "diagnostic", "effects", "annotations", "check", "requirement"):
+        assert SCHEMA["$defs"][name]["additionalProperties"] is False, name
+    assert SCHEMA["$defs"]["tool"]["properties"]["format"]["enum"] == ["speccify", "aip-14", "smart-tool"]
+    assert SCHEMA["$defs"]["diagnostic"]["properties"]["severity"]["enum"] == ["error", "warning"]
+    assert set(SCHEMA["$defs"]["status"]["enum"]) == set(catalog_json.TOOL_STATUSES)
+
+
+def test_demo_site_publishes_every_output_and_each_validates(demo_site: Path) -> None:
+    data = json.loads((demo_site / "catalog.json").read_text(encoding="utf-8"))
+    validate_catalog(data)
+    assert data["$schema"] == "schemas/catalog-v1.schema.json"
+    assert data["version"] == 1 and data["generator"]["name"] == "mkdocs-toolcatalog"
+    assert "generated_at" not in data
+    ids = [(t["id"], t["source"]) for t in data["tools"]]
+    assert ids == sorted(ids) and len(ids) >= 10
+    assert sum(data["counts"]["by_status"].values()) == data["counts"]["tools"] == len(ids)
+    # The schema is published unchanged.
+    assert (demo_site / "schemas/catalog-v1.schema.json").read_bytes() == (REPO / "plugin/toolcatalog/schemas/catalog.schema.json").read_bytes()
+
+    for tool in data["tools"]:
+        assert tool["digest"] == catalog_json.digest(REPO / tool["source"])
+        assert tool["page"] == tool["url"] and (demo_site / tool["url"] / "index.html").is_file()
+        assert tool["json"] and tool["json"].startswith("tools/")
+        one = json.loads((demo_site / tool["json"]).read_text(encoding="utf-8"))
+        assert one.pop("$schema") == "../schemas/catalog-v1.schema.json#/$defs/tool"
+        assert one == tool
+        validate_tool_file(one)
+
+    mcp = json.loads((demo_site / "mcp-tools.json").read_text(encoding="utf-8"))
+    validate_mcp(mcp)
+    exported = {t["_meta"]["toolcatalog/id"] for t in mcp["tools"]}
+    omitted = {d["path"] for d in data["diagnostics"] if d["code"] == "mcp-omitted"}
+    for tool in data["tools"]:
+        # Every tool is either exported or left out with a diagnostic naming its manifest.
+        assert (tool["id"] in exported) != (tool["source"] in omitted), tool["id"]
+        if not tool["valid"]:
+            assert tool["id"] not in exported
+
+    llms = (demo_site / "llms.txt").read_text(encoding="utf-8")
+    assert llms.startswith("# mkdocs-toolcatalog\n\n> A verified catalog of agent-tool manifests, built by MkDocs.\n")
+    assert "\n## Tools\n\n" in llms
+    for tool in data["tools"]:
+        assert f"]({tool['url']})" in llms and f"[JSON]({tool['json']})" in llms
+
+
+def test_demo_annotations_follow_the_contract(demo_site: Path) -> None:
+    data = json.loads((demo_site / "catalog.json").read_text(encoding="utf-8"))
+    tools = {t["id"]: t for t in data["tools"]}
+    assert tools["text.redact-emails"]["annotations"] == {"readOnlyHint": True, "idempotentHint": True}
+    assert tools["workspace.notes-append"]["annotations"] == {"readOnlyHint": False, "idempotentHint": False}
+    # risk_level 3 and network requirements: destructive and open-world, although invalid.
+    assert tools["release.publish"]["annotations"] == {
+        "readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True,
+    }
+    for tool in tools.values():
+        if tool["format"] != "aip-14":
+            assert tool["annotations"] == {}, tool["id"]  # speccify and smart tools say nothing mechanical
+
+
+# -- reproducibility --------------------------------------------------------------------------------
+def _repro_workspace(root: Path) -> Path:
+    workspace_all_formats(root)
+    write(root / ".agent/tools/creme-slug/TOOL.md", NON_ASCII_TOOL)
+    mkdocs_project(root)
+    return root
+
+
+def test_two_builds_cold_and_warm_cache_give_the_same_bytes(tmp_path: Path) -> None:
+    _repro_workspace(tmp_path)
+    build(tmp_path)
+    first = agent_outputs(tmp_path / "site")
+    assert first and "catalog.json" in first
+    build(tmp_path)  # warm: every result from the cache
+    assert agent_outputs(tmp_path / "site") == first
+    shutil.rmtree(tmp_path / ".cache")
+    build(tmp_path)  # cold again
+    assert agent_outputs(tmp_path / "site") == first
+
+    text = first["catalog.json"].decode("utf-8")
+    data = json.loads(text)
+    validate_catalog(data)
+    statuses = {t["id"]: t["status"] for t in data["tools"]}
+    assert statuses["add-numbers"] == "passed" and statuses["text.echo"] == "passed"  # results really came from runs
+    # Nothing machine-specific: no absolute paths, no timings, argv or stderr.
+    assert str(tmp_path) not in text and os.path.realpath(tmp_path) not in text
+    assert str(Path.home()) + "/" not in text
+    assert '"duration_ms"' not in text and '"stderr"' not in text and '"generated_at"' not in text
+    runs = [r for t in data["tools"] for e in t["examples"] for r in e["runs"]]
+    assert runs and all(set(r) <= {"status", "detail", "driver", "actual", "exit_code"} for r in runs)
+    # UTF-8 without escapes, sorted keys, trailing newline.
+    assert "“Crème brûlée” into a slug — accents folded, naïvely." in text and "\\u" not in text
+    assert text == catalog_json.dumps(data)
+
+
+def test_source_date_epoch_adds_generated_at(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    result = toolcatalog("export", "--no-run", "-o", str(tmp_path / "out"), str(tmp_path), cwd=REPO, env={"SOURCE_DATE_EPOCH": "1700000000"})
+    assert result.returncode == 0, result.stderr
+    data = json.loads((tmp_path / "out/catalog.json").read_text(encoding="utf-8"))
+    assert data["generated_at"] == "2023-11-14T22:13:20Z"
+    validate_catalog(data)
+    result = toolcatalog("export", "--no-run", "-o", str(tmp_path / "out"), str(tmp_path), cwd=REPO, env={"SOURCE_DATE_EPOCH": "yesterday"})
+    assert result.returncode == 2 and "SOURCE_DATE_EPOCH" in result.stderr
+
+
+# -- export == build ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "plugin, extra",
+    [
+        ({}, {}),
+        (
+            {"catalog_file": "api/v1/catalog.json", "tool_json_dir": "api/v1/tools", "mcp_file": "api/mcp.json", "llms_file": "llms.txt"},
+            {"site_url": "https://tools.example.org/docs", "use_directory_urls": False, "site_description": "Our agents' tools."},
+        ),
+    ],
+    ids=["defaults", "custom-paths-site-url"],
+)
+def test_export_writes_the_same_bytes_as_the_build(tmp_path: Path, plugin: dict[str, str], extra: dict[str, Any]) -> None:
+    _repro_workspace(tmp_path)
+    mkdocs_project(tmp_path, plugin, **extra)
+    build(tmp_path)
+    site = agent_outputs(tmp_path / "site", plugin)
+    result = toolcatalog("export", "-o", str(tmp_path / "exported"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    exported = files_under(tmp_path / "exported")
+    assert sorted(exported) == sorted(site)
+    for rel, data in exported.items():
+        assert data == site[rel], rel
+    catalog_path = plugin.get("catalog_file", "catalog.json")
+    data = json.loads(exported[catalog_path])
+    validate_catalog(data)
+    validate_mcp(json.loads(exported[plugin.get("mcp_file", "mcp-tools.json")]))
+    if extra:
+        base = "https://tools.example.org/docs/"
+        assert data["$schema"] == base + "schemas/catalog-v1.schema.json"
+        echo = next(t for t in data["tools"] if t["id"] == "text.echo")
+        assert echo["url"] == "tools/text.echo.html"
+        assert echo["page"] == base + "tools/text.echo.html"
+        assert echo["json"] == base + "api/v1/tools/text.echo.json"
+        entry = json.loads(exported["api/v1/tools/text.echo.json"])
+        assert entry["$schema"] == base + "schemas/catalog-v1.schema.json#/$defs/tool"
+        llms = exported["llms.txt"].decode("utf-8")
+        assert "> Our agents' tools." in llms and f"]({base}tools/text.echo.html)" in llms
+    else:
+        assert data["$schema"] == "schemas/catalog-v1.schema.json"
+
+
+def test_nested_catalog_points_at_its_schema_relatively(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    mkdocs_project(tmp_path, {"catalog_file": "api/v1/catalog.json", "run_examples": False})
+    build(tmp_path)
+    data = json.loads((tmp_path / "site/api/v1/catalog.json").read_text(encoding="utf-8"))
+    assert data["$schema"] == "../../schemas/catalog-v1.schema.json"
+    assert (tmp_path / "site/api/v1" / data["$schema"]).resolve() == (tmp_path / "site/schemas/catalog-v1.schema.json").resolve()
+
+
+def test_each_output_can_be_turned_off(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    mkdocs_project(tmp_path, {"catalog_file": "", "tool_json_dir": "", "mcp_file": "", "llms_file": "", "run_examples": False})
+    build(tmp_path)
+    assert agent_outputs(tmp_path / "site") == {}
+    assert not (tmp_path / "site/schemas").exists()
+    result = toolcatalog("export", "--no-run", "-o", str(tmp_path / "out"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert not (tmp_path / "out").exists() or files_under(tmp_path / "out") == {}
+    # Per-tool files alone still publish the schema they point at.
+    mkdocs_project(tmp_path, {"catalog_file": "", "mcp_file": "", "llms_file": "", "run_examples": False})
+    build(tmp_path)
+    assert sorted(agent_outputs(tmp_path / "site")) == [
+        "schemas/catalog-v1.schema.json", "tools/add-numbers.json", "tools/text.echo.json", "tools/tiny-smart.json",
+    ]
+    # Without an MCP file, the catalog carries no MCP diagnostics.
+    mkdocs_project(tmp_path, {"mcp_file": "", "run_examples": False})
+    build(tmp_path)
+    data = json.loads((tmp_path / "site/catalog.json").read_text(encoding="utf-8"))
+    assert not [d for d in data["diagnostics"] if d["code"] == "mcp-omitted"]
+
+
+@pytest.mark.parametrize(
+    "plugin, message",
+    [
+        ({"mcp_file": "../outside.json"}, "`mcp_file` must be a path inside the site"),
+        ({"llms_file": "/etc/llms.txt"}, "`llms_file` must be a path inside the site"),
+        ({"tool_json_dir": "../x"}, "`tool_json_dir` must be a path inside the site"),
+        ({"mcp_file": "catalog.json"}, "give each output its own file"),
+        ({"llms_file": "docs/"}, "must name a file"),
+    ],
+)
+def test_bad_output_options_fail_the_build(tmp_path: Path, plugin: dict[str, str], message: str) -> None:
+    workspace_all_formats(tmp_path)
+    mkdocs_project(tmp_path, {**plugin, "run_examples": False})
+    result = build(tmp_path, check=False)
+    assert result.returncode != 0 and message in result.stderr, result.stderr
+    result = toolcatalog("export", "--no-run", "-o", str(tmp_path / "out"), cwd=tmp_path)
+    assert result.returncode == 2 and message in result.stderr
+
+
+def test_a_docs_file_at_an_output_path_wins(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    mkdocs_project(tmp_path, {"run_examples": False})
+    write(tmp_path / "docs/llms.txt", "# mine\n")
+    build(tmp_path)
+    assert (tmp_path / "site/llms.txt").read_text() == "# mine\n"
+    assert (tmp_path / "site/mcp-tools.json").is_file()
+
+
+# -- schema mismatch is an error, not a warning ------------------------------------------------------
+def test_a_catalog_that_breaks_the_schema_raises(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    catalog = harvest(tmp_path)
+    catalog.tools[0].status = "half-done"  # not a status the schema knows
+    with pytest.raises(exports.ExportError, match=r"does not match catalog.schema.json.*status"):
+        exports.render(catalog, Options())
+
+    plugin = ToolCatalogPlugin()
+    errors, _warnings = plugin.load_config({})
+    assert not errors
+    plugin.catalog = catalog
+    config = SimpleNamespace(site_url=None, site_name="x", site_description=None, docs_dir=str(tmp_path / "docs"), site_dir=str(tmp_path / "site"))
+    with pytest.raises(PluginError, match="does not match"):
+        plugin.on_post_build(config)  # type: ignore[arg-type]
+    assert not (tmp_path / "site").exists()
+
+
+# -- MCP mapping ---------------------------------------------------------------------------------------
+def _tool(tool_id: str, inputs: Any = None, outputs: Any = None, effects: Effects | None = None, **kw: Any) -> Tool:
+    tool = Tool(id=tool_id, name=kw.pop("name", tool_id), format=kw.pop("format", "aip-14"), source=f"{tool_id}/TOOL.md",
+                abs_path=Path("/nonexistent") / tool_id, inputs=inputs, outputs=outputs, effects=effects or Effects(), **kw)
+    tool.url = f"tools/{tool_id}/"
+    return tool
+
+
+OBJ = {"type": "object", "properties": {"x": {"type": "string"}}}
+
+
+@pytest.mark.parametrize(
+    "effects, hints",
+    [
+        (Effects(mutates=[], risk_level=0, idempotent=True), {"readOnlyHint": True, "idempotentHint": True}),
+        (Effects(mutates=[], risk_level=2), {"readOnlyHint": False}),
+        (Effects(mutates=["workspace:/notes"], risk_level=1, idempotent=False), {"readOnlyHint": False, "idempotentHint": False}),
+        (Effects(mutates=["db:rows.delete"], risk_level=1), {"readOnlyHint": False, "destructiveHint": True}),
+        (Effects(mutates=["workspace:/x"], risk_level=3), {"readOnlyHint": False, "destructiveHint": True}),
+        (Effects(mutates=["network:api.example.com"], risk_level=2), {"readOnlyHint": False, "openWorldHint": True}),
+        (Effects(mutates=[], risk_level=0, requires=[Requirement("network", "api.example.com")]), {"readOnlyHint": True, "openWorldHint": True}),
+        (Effects(text="none"), {}),  # speccify: free text is never mapped
+        (Effects(requires=[Requirement("dependency", "x")]), {}),  # smart tools
+        (Effects(mutates=["workspace:/removed-items"]), {"readOnlyHint": False}),  # "removed" is not "remove"
+    ],
+)
+def test_annotations_claim_only_what_the_contract_says(effects: Effects, hints: dict[str, bool]) -> None:
+    assert catalog_json.annotations(effects) == hints
+
+
+def test_mcp_names_inputs_and_omissions() -> None:
+    assert exports.mcp_name("text.echo") == "text.echo"
+    assert exports.mcp_name("Slugify Tool/v2") == "Slugify_Tool_v2"
+    assert exports.mcp_name("ünïcode") == "_n_code"
+    assert exports.mcp_name("///") == "tool"
+    assert len(exports.mcp_name("x" * 300)) == 128
+
+    tools = [
+        _tool("a b", OBJ),  # -> a_b
+        _tool("a_b", OBJ),  # clashes with the mapped name above -> a_b_2
+        _tool("no-type", {"properties": {"x": {"type": "string"}}}),  # object keywords, no type: type set
+        _tool("nullable", {"type": ["object", "null"], "properties": {}}),
+        _tool("scalar", {"type": "string"}),  # cannot be MCP arguments: left out
+        _tool("boolean", True),
+        _tool("no-inputs", None, format="smart-tool"),
+        _tool("out-scalar", OBJ, {"type": "string"}),
+        _tool("out-object", OBJ, {"type": "object", "properties": {"y": {"type": "number"}}}, description="Does y."),
+    ]
+    broken = _tool("broken", OBJ)
+    broken.error("bad")
+    catalog = Catalog(root=Path("/nonexistent"), tools=sorted([*tools, broken], key=lambda t: t.id))
+    document = exports.mcp_document(catalog, Options(), exports.Site())
+    validate_mcp(document)
+    by_id = {t["_meta"]["toolcatalog/id"]: t for t in document["tools"]}
+    assert sorted(by_id) == ["a b", "a_b", "no-type", "nullable", "out-object", "out-scalar"]
+    assert by_id["a b"]["name"] == "a_b" and by_id["a_b"]["name"] == "a_b_2"
+    assert by_id["no-type"]["inputSchema"] == {"type": "object", "properties": {"x": {"type": "string"}}}
+    assert by_id["nullable"]["inputSchema"]["type"] == "object"
+    assert "outputSchema" not in by_id["out-scalar"]
+    assert by_id["out-object"]["outputSchema"]["properties"] == {"y": {"type": "number"}}
+    assert by_id["out-object"]["description"] == "Does y." and "description" not in by_id["a b"]
+    assert by_id["a b"]["title"] == "a b"
+    assert "annotations" not in by_id["a b"]  # nothing declared, nothing claimed
+
+    data = exports.catalog_document(catalog, Options(), exports.Site())
+    omitted = sorted((d["path"], d["severity"]) for d in data["diagnostics"] if d["code"] == "mcp-omitted")
+    assert omitted == [(f"{i}/TOOL.md", "warning") for i in ("boolean", "broken", "no-inputs", "scalar")]
+
+
+# -- llms.txt ----------------------------------------------------------------------------------------
+def test_llms_txt_follows_the_convention(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    write(tmp_path / ".tools/bad.tool/TOOL.md", "---\nname: Bad [x](y)\nid: bad.tool\ndescription: d\nversion: '1'\ninputs: {}\noutputs: {}\nrunner: x\n---\n")
+    catalog = harvest(tmp_path)
+    from toolcatalog import pages
+
+    pages.plan(catalog)
+    text = exports.llms_txt(catalog, Options(), exports.Site(name="Team tools"))
+    lines = text.splitlines()
+    assert lines[0] == "# Team tools" and lines[1] == "" and lines[2].startswith("> A verified catalog of 4 agent tools")
+    tools_at = lines.index("## Tools")
+    items = [line for line in lines[tools_at + 1:] if line.startswith("- ")]
+    assert items[0] == (
+        "- [add-numbers](tools/add-numbers/): Adds two numbers and says whether the sum is even. "
+        "(`add-numbers`, speccify, not-run; [JSON](tools/add-numbers.json))"
+    )
+    assert "## Optional" in lines  # invalid manifests go last, in the skippable section
+    bad = next(line for line in lines if "bad.tool" in line)
+    assert bad.startswith("- [Bad \\[x\\](y)](tools/bad.tool/)") and "invalid manifest" in bad
+    assert re.search(r"\[catalog\.json\]\(catalog\.json\).*\[mcp-tools\.json\]\(mcp-tools\.json\)", text)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_digest_never_blocks_on_a_fifo_and_hashes_regular_files(tmp_path: Path) -> None:
+    fifo = tmp_path / "TOOL.md"
+    os.mkfifo(fifo)
+    assert catalog_json.digest(fifo) is None  # would hang forever with a blocking open
+    assert catalog_json.digest(tmp_path / "missing") is None
+    assert catalog_json.digest(tmp_path) is None
+    plain = write(tmp_path / "x.md", "abc")
+    assert catalog_json.digest(plain) == "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
