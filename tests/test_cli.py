@@ -78,3 +78,15 @@ def test_bad_usage_exits_2(tmp_path: Path) -> None:
     assert result.returncode == 2 and "`paths` entry 'nope' does not exist" in result.stderr
     result = toolcatalog("validate", "-f", str(tmp_path / "none.yml"), cwd=tmp_path)
     assert result.returncode == 2 and "does not exist" in result.stderr
+
+
+def test_options_in_mkdocs_yml_are_checked_like_mkdocs_does(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    write(tmp_path / "mkdocs.yml", "site_name: x\nplugins:\n  - toolcatalog:\n      paths: examples\n")
+    result = toolcatalog("validate", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "`paths`: Expected a list of items" in result.stderr
+    write(tmp_path / "mkdocs.yml", "site_name: x\nplugins:\n  - toolcatalog:\n      nav_title: T\n      colour: blue\n")
+    result = toolcatalog("validate", cwd=tmp_path)
+    assert result.returncode == 0
+    assert "`colour`: Unrecognised configuration name: colour" in result.stderr

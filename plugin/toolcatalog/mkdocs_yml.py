@@ -9,7 +9,8 @@ MkDocs does), every other tag becomes null.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -78,11 +79,7 @@ def plugin_options(config_file: Path, required: bool = False) -> Project:
     base = config_file.resolve().parent
     skip = [base / str(data.get("docs_dir") or "docs"), base / str(data.get("site_dir") or "site")]
     raw = _plugin_config(data.get("plugins"))
-    known = {f.name for f in fields(Options)}
-    options = Options()
-    for key, value in (raw or {}).items():
-        if key in known and value is not None:
-            setattr(options, key, value)
+    options = _validated(raw or {}, config_file)
     return Project(
         options,
         skip,
@@ -91,6 +88,21 @@ def plugin_options(config_file: Path, required: bool = False) -> Project:
         site_name=_text(data.get("site_name")),
         site_description=_text(data.get("site_description")),
     )
+
+
+def _validated(raw: dict[str, Any], config_file: Path) -> Options:
+    """Check the plugin's options exactly as MkDocs would (same Config class, same messages)."""
+    from .plugin import ToolCatalogConfig, options_from_config
+
+    config = ToolCatalogConfig(config_file_path=str(config_file))
+    config.load_dict(raw)
+    errors, warnings = config.validate()
+    if errors:
+        problems = "; ".join(f"`{key}`: {error}" for key, error in errors)
+        raise ConfigFileError(f"{config_file}: toolcatalog options are invalid: {problems}")
+    for key, warning in warnings:
+        print(f"toolcatalog: {config_file}: `{key}`: {warning}", file=sys.stderr)
+    return options_from_config(config)
 
 
 def _text(value: Any) -> str:

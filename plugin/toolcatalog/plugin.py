@@ -133,6 +133,31 @@ class ToolCatalogConfig(base.Config):
     and invalid manifests are warnings, which `mkdocs build --strict` turns into a failed build."""
 
 
+def options_from_config(cfg: ToolCatalogConfig) -> Options:
+    """The library's options from a validated plugin config (also used by the command line)."""
+    return Options(
+        paths=list(cfg.paths),
+        exclude=list(cfg.exclude),
+        max_manifest_bytes=cfg.max_manifest_bytes,
+        page_dir=cfg.page_dir,
+        catalog_file=cfg.catalog_file,
+        nav_title=cfg.nav_title,
+        nav_tools=cfg.nav_tools,
+        run_examples=cfg.run_examples,
+        timeout=float(cfg.timeout),
+        jobs=cfg.jobs,
+        cache=cfg.cache,
+        cache_dir=cfg.cache_dir,
+        allow_mutating=list(cfg.allow_mutating),
+        env=list(cfg.env),
+        max_output_bytes=cfg.max_output_bytes,
+        fail_on=list(cfg.fail_on),
+        tool_json_dir=cfg.tool_json_dir,
+        mcp_file=cfg.mcp_file,
+        llms_file=cfg.llms_file,
+    )
+
+
 class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
     supports_multiple_instances = False
 
@@ -148,28 +173,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
 
     # -- setup ---------------------------------------------------------------------------------
     def options(self) -> Options:
-        cfg = self.config
-        options = Options(
-            paths=list(cfg.paths),
-            exclude=list(cfg.exclude),
-            max_manifest_bytes=cfg.max_manifest_bytes,
-            page_dir=cfg.page_dir,
-            catalog_file=cfg.catalog_file,
-            nav_title=cfg.nav_title,
-            nav_tools=cfg.nav_tools,
-            run_examples=cfg.run_examples,
-            timeout=float(cfg.timeout),
-            jobs=cfg.jobs,
-            cache=cfg.cache,
-            cache_dir=cfg.cache_dir,
-            allow_mutating=list(cfg.allow_mutating),
-            env=list(cfg.env),
-            max_output_bytes=cfg.max_output_bytes,
-            fail_on=list(cfg.fail_on),
-            tool_json_dir=cfg.tool_json_dir,
-            mcp_file=cfg.mcp_file,
-            llms_file=cfg.llms_file,
-        )
+        options = options_from_config(self.config)
         try:
             exports.check_options(options)
         except exports.ExportError as exc:
