@@ -285,6 +285,7 @@ class Tool:
     fields: dict[str, Any] = field(default_factory=dict)  # front matter as parsed
     extra: dict[str, Any] = field(default_factory=dict)  # keys the format does not define
     implementations: list[str] = field(default_factory=list)  # speccify <platform>.<ext> files
+    schema_ok: dict[str, bool] = field(default_factory=dict)  # "inputs"/"outputs": usable to validate against
     descriptor: dict[str, Any] | None = None  # smart-tool.json, when there is one
     descriptor_source: str | None = None
     checks: list[Check] = field(default_factory=list)  # smart tools' conformance rules

@@ -94,7 +94,7 @@ def plan(tool: Tool, ctx: Context) -> Job:
         outcome["drivers"] = drivers
         return Job(parts, outcome=outcome)
 
-    outputs_ok = isinstance(tool.outputs, dict) and not any(p.fatal for p in jsonschemas.check_schema(tool.outputs))
+    outputs_ok = tool.schema_ok.get("outputs", False)  # checked once, when the manifest was parsed
     cells: list[tuple[int, Driver]] = []
     tasks = []
     for index, example in enumerate(tool.examples):

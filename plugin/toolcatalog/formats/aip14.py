@@ -81,6 +81,7 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Any = None, diagnos
         value = data.get(key)
         setattr(tool, key, value)
         usable[key] = isinstance(value, dict) and common.check_io_schema(sink, manifest, key, value)
+    tool.schema_ok = usable
 
     requires = data.get("requires") if isinstance(data.get("requires"), dict) else {}
     requirements: list[Requirement] = []

@@ -92,6 +92,7 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Manifest | None = N
             usable[key] = False
         else:
             usable[key] = common.check_io_schema(sink, manifest, key, value)
+    tool.schema_ok = usable
 
     effects = data.get("effects")
     if effects is not None and not isinstance(effects, str):

@@ -1,0 +1,704 @@
+#!/usr/bin/env python3
+"""Build-time benchmark: the `toolcatalog` plugin against a plain `mkdocs build` of equivalent pages.
+
+Run from the repository root with the project's virtualenv (see bench/README.md):
+
+    .venv/bin/python bench/run.py            # N=200 tools, 3 repeats
+    .venv/bin/python bench/run.py --quick    # N=50, 1 repeat: smoke run
+
+Everything is measured in one run on one machine and reported as RATIOS against a
+baseline measured in that same run; the seconds are only what this run observed.
+
+Two temporary workspaces are generated:
+
+* `toolcatalog/`: N speccify tools (`.agent/tools/tool-NNN/TOOL.md` + `linux.py`, three
+  example cases each, all passing), `docs/index.md`, and mkdocs configs with
+  `plugins: [toolcatalog]` (default options, `run_examples: false`, `nav_tools: false`).
+* `baseline/`: the same tools as hand-written Markdown pages (`docs/tools/tool-NNN.md`: heading,
+  description, inputs/outputs property tables, behaviour, examples as fenced JSON) plus an index
+  page listing them, no plugin at all; built once with every page in the (automatic) nav and
+  once with a nav holding only Home and the tools index (`not_in_nav` for the rest).
+
+Each scenario is a wall-clock `python -m mkdocs build` in a subprocess (NO_MKDOCS_2_WARNING=1),
+repeated `--repeat` times in interleaved rounds; the table shows the median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve().parent
+OUT_DIR = HERE / "out"
+
+CHECKED_LINE = re.compile(
+    r"checked (?P<tools>\d+) tools in (?P<seconds>[\d.]+)s: (?P<processes>\d+) processes started, (?P<cached>\d+) tools' results from the cache"
+)
+
+# --------------------------------------------------------------------------------------------
+# The synthetic tools. Four shapes, rotated; every tool gets its own name, description and
+# example values. Each shape's `code` is both the body of the generated `linux.py` and, run
+# here, what computes the examples' expected outputs, so every example passes.
+# --------------------------------------------------------------------------------------------
+
+TOPICS = [
+    "release notes", "commit messages", "changelog entries", "support tickets", "build logs",
+    "invoice lines", "sensor readings", "survey answers", "queue depths", "latency samples",
+    "page titles", "branch names", "package names", "customer notes", "error reports",
+]
+
+
+SHAPES: list[dict[str, Any]] = [
+    {
+        "verb": "Counts words, lines and characters in",
+        "inputs": {
+            "type": "object", "required": ["text"], "additionalProperties": False,
+            "properties": {
+                "text": {"type": "string", "description": "The text to measure."},
+                "trim": {"type": "boolean", "default": True, "description": "Strip surrounding whitespace first."},
+            },
+        },
+        "outputs": {
+            "type": "object", "required": ["ok"],
+            "properties": {
+                "ok": {"type": "boolean"},
+                "words": {"type": "integer", "minimum": 0, "description": "Runs of non-whitespace characters."},
+                "lines": {"type": "integer", "minimum": 0},
+                "chars": {"type": "integer", "minimum": 0, "description": "Unicode code points, not bytes."},
+                "error": {"type": "string"},
+            },
+        },
+        "effects": "none; reads stdin only",
+        "cases": lambda i: [
+            ("counts a short note", {"text": f"Note {i}: the quick brown fox\njumps over {i} lazy dogs."}),
+            ("keeps inner whitespace", {"text": f"  item-{i}   done  ", "trim": False}),
+            ("blank text is refused", {"text": "  \n "}),
+        ],
+        "code": '''
+            def compute(req):
+                text = req.get("text")
+                if not isinstance(text, str) or not text.strip():
+                    return {"ok": False, "error": "text is empty or whitespace only"}, 1
+                if req.get("trim", True):
+                    text = text.strip()
+                return {"ok": True, "words": len(text.split()), "lines": len(text.splitlines()), "chars": len(text)}, 0
+        ''',
+    },
+    {
+        "verb": "Does integer arithmetic on",
+        "inputs": {
+            "type": "object", "required": ["a", "b"],
+            "properties": {
+                "a": {"type": "integer", "description": "Left operand."},
+                "b": {"type": "integer", "description": "Right operand."},
+                "op": {"type": "string", "enum": ["add", "sub", "mul", "div"], "default": "add"},
+            },
+        },
+        "outputs": {
+            "type": "object", "required": ["ok"],
+            "properties": {
+                "ok": {"type": "boolean"},
+                "result": {"type": "integer"},
+                "even": {"type": "boolean", "description": "Whether the result is even."},
+                "error": {"type": "string"},
+            },
+        },
+        "effects": "none; pure computation",
+        "cases": lambda i: [
+            ("adds two counts", {"a": i, "b": i + 7}),
+            ("multiplies", {"a": i % 13 + 2, "b": 3, "op": "mul"}),
+            ("division by zero is refused", {"a": i, "b": 0, "op": "div"}),
+        ],
+        "code": '''
+            def compute(req):
+                a, b, op = req.get("a"), req.get("b"), req.get("op", "add")
+                if not all(isinstance(x, int) and not isinstance(x, bool) for x in (a, b)):
+                    return {"ok": False, "error": "a and b must be integers"}, 1
+                if op == "div" and b == 0:
+                    return {"ok": False, "error": "division by zero"}, 1
+                result = {"add": a + b, "sub": a - b, "mul": a * b, "div": a // b if op == "div" else 0}[op]
+                return {"ok": True, "result": result, "even": result % 2 == 0}, 0
+        ''',
+    },
+    {
+        "verb": "Turns into URL slugs the titles of",
+        "inputs": {
+            "type": "object", "required": ["text"],
+            "properties": {
+                "text": {"type": "string", "minLength": 1, "description": "Any title."},
+                "separator": {"type": "string", "enum": ["-", "_", "."], "default": "-"},
+            },
+        },
+        "outputs": {
+            "type": "object", "required": ["ok"],
+            "properties": {
+                "ok": {"type": "boolean"},
+                "slug": {"type": "string", "pattern": "^[a-z0-9._-]*$"},
+                "length": {"type": "integer", "minimum": 0},
+                "error": {"type": "string"},
+            },
+        },
+        "effects": "none; reads stdin only",
+        "cases": lambda i: [
+            ("a plain title", {"text": f"Release {i}: Faster Builds!"}),
+            ("underscore separator", {"text": f"Queue #{i} drained", "separator": "_"}),
+            ("punctuation only is refused", {"text": "?!?"}),
+        ],
+        "code": '''
+            import re
+
+            def compute(req):
+                text, sep = req.get("text", ""), req.get("separator", "-")
+                words = re.findall(r"[a-z0-9]+", text.lower()) if isinstance(text, str) else []
+                if not words:
+                    return {"ok": False, "error": "nothing to slugify"}, 1
+                slug = sep.join(words)
+                return {"ok": True, "slug": slug, "length": len(slug)}, 0
+        ''',
+    },
+    {
+        "verb": "Summarizes (count, min, max, total) a list of",
+        "inputs": {
+            "type": "object", "required": ["values"],
+            "properties": {
+                "values": {"type": "array", "items": {"type": "integer"}, "description": "The samples, in any order."},
+                "label": {"type": "string", "description": "Shown back unchanged; not used."},
+            },
+        },
+        "outputs": {
+            "type": "object", "required": ["ok"],
+            "properties": {
+                "ok": {"type": "boolean"},
+                "count": {"type": "integer", "minimum": 0},
+                "min": {"type": "integer"},
+                "max": {"type": "integer"},
+                "total": {"type": "integer"},
+                "error": {"type": "string"},
+            },
+        },
+        "effects": "none; pure computation",
+        "cases": lambda i: [
+            ("three samples", {"values": [i, i * 2, 5]}),
+            ("one sample", {"values": [i + 40], "label": f"run {i}"}),
+            ("an empty list is refused", {"values": []}),
+        ],
+        "code": '''
+            def compute(req):
+                values = req.get("values")
+                if not isinstance(values, list) or not values:
+                    return {"ok": False, "error": "values must be a non-empty list of integers"}, 1
+                return {"ok": True, "count": len(values), "min": min(values), "max": max(values), "total": sum(values)}, 0
+        ''',
+    },
+]
+
+IMPL_MAIN = '''
+
+def main():
+    try:
+        request = json.load(sys.stdin)
+    except json.JSONDecodeError as exc:
+        print(f"input is not JSON: {exc}", file=sys.stderr)
+        return 2
+    result, code = compute(request if isinstance(request, dict) else {})
+    json.dump(result, sys.stdout)
+    if code:
+        print(result.get("error", "failed"), file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def _compute(shape: dict[str, Any]) -> Callable[[dict[str, Any]], tuple[dict[str, Any], int]]:
+    if "_compute" not in shape:
+        namespace: dict[str, Any] = {}
+        exec(textwrap.dedent(shape["code"]), namespace)  # our own constant source, above
+        shape["_compute"] = namespace["compute"]
+    return shape["_compute"]
+
+
+def tool_spec(i: int) -> dict[str, Any]:
+    shape = SHAPES[i % len(SHAPES)]
+    topic = TOPICS[i % len(TOPICS)]
+    name = f"tool-{i:03d}"
+    cases = []
+    for title, request in shape["cases"](i):
+        expected, _code = _compute(shape)(request)
+        cases.append((title, request, expected))
+    description = (
+        f"{shape['verb']} {topic} (variant {i}). Use it from an agent before posting or storing "
+        f"{topic}, so limits and formats are checked by a program instead of guessed."
+    )
+    behaviour = (
+        f"Reads one JSON request on stdin and writes one JSON object on stdout. A request it "
+        f"cannot serve is answered with `ok: false`, an `error` and exit code 1, so callers can "
+        f"tell a refusal from a crash. Tool {i} of the benchmark's synthetic catalog."
+    )
+    return {"name": name, "shape": shape, "description": description, "behaviour": behaviour, "cases": cases}
+
+
+def _yaml_flow(value: Any) -> str:
+    """JSON is valid YAML flow syntax: inline schemas stay readable and unambiguous."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _yaml_schema(schema: dict[str, Any]) -> str:
+    """A schema in block YAML, properties one per line, as people write them."""
+    lines = [f"  type: {schema['type']}"]
+    if "required" in schema:
+        lines.append(f"  required: [{', '.join(schema['required'])}]")
+    if "additionalProperties" in schema:
+        lines.append(f"  additionalProperties: {str(schema['additionalProperties']).lower()}")
+    lines.append("  properties:")
+    for prop, sub in schema["properties"].items():
+        lines.append(f"    {prop}: {_yaml_flow(sub)}")
+    return "\n".join(lines)
+
+
+def tool_md(spec: dict[str, Any]) -> str:
+    shape = spec["shape"]
+    parts = [
+        "---",
+        f"name: {spec['name']}",
+        "description: >-",
+        *textwrap.wrap(spec["description"], 90, initial_indent="  ", subsequent_indent="  "),
+        "inputs:",
+        _yaml_schema(shape["inputs"]),
+        "outputs:",
+        _yaml_schema(shape["outputs"]),
+        f"effects: {shape['effects']}",
+        "requires: python3",
+        "platforms: linux, macos",
+        "---",
+        "",
+        "## Behaviour",
+        "",
+        spec["behaviour"],
+        "",
+        "## Examples",
+        "",
+    ]
+    for title, request, expected in spec["cases"]:
+        parts += [f"### {title}", f"input: {json.dumps(request, ensure_ascii=False)}", f"output: {json.dumps(expected, ensure_ascii=False)}", ""]
+    return "\n".join(parts)
+
+
+def impl_py(spec: dict[str, Any]) -> str:
+    header = f'"""{spec["name"]}: benchmark tool (speccify wire format: JSON on stdin, JSON on stdout)."""\nimport json\nimport sys\n'
+    return header + textwrap.dedent(spec["shape"]["code"]) + IMPL_MAIN
+
+
+def _table(schema: dict[str, Any]) -> str:
+    rows = ["| Property | Type | Required | Description |", "|---|---|---|---|"]
+    required = set(schema.get("required", []))
+    for prop, sub in schema["properties"].items():
+        kind = sub.get("type", "")
+        if "enum" in sub:
+            kind += " (" + ", ".join(f"`{v}`" for v in sub["enum"]) + ")"
+        rows.append(f"| `{prop}` | {kind} | {'yes' if prop in required else 'no'} | {sub.get('description', '')} |")
+    return "\n".join(rows)
+
+
+def baseline_md(spec: dict[str, Any]) -> str:
+    shape = spec["shape"]
+    parts = [
+        f"# {spec['name']}",
+        "",
+        spec["description"],
+        "",
+        f"**Effects:** {shape['effects']} · **Requires:** `python3` · **Platforms:** linux, macos",
+        "",
+        "## Inputs",
+        "",
+        _table(shape["inputs"]),
+        "",
+        "## Outputs",
+        "",
+        _table(shape["outputs"]),
+        "",
+        "## Examples",
+        "",
+    ]
+    for title, request, expected in spec["cases"]:
+        parts += [
+            f"### {title}",
+            "",
+            "Input:",
+            "",
+            "```json",
+            json.dumps(request, ensure_ascii=False, indent=2),
+            "```",
+            "",
+            "Output:",
+            "",
+            "```json",
+            json.dumps(expected, ensure_ascii=False, indent=2),
+            "```",
+            "",
+        ]
+    parts += ["## Details", "", "### Behaviour", "", spec["behaviour"], ""]
+    return "\n".join(parts)
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def mkdocs_yml(theme: str, plugins: list[Any], **extra: Any) -> str:
+    # JSON is YAML: no PyYAML needed to write the configs.
+    config: dict[str, Any] = {"site_name": "Benchmark catalog", "theme": {"name": theme}, "plugins": plugins, **extra}
+    return json.dumps(config, indent=2) + "\n"
+
+
+def make_workspaces(root: Path, n: int, theme: str) -> tuple[Path, Path]:
+    specs = [tool_spec(i) for i in range(1, n + 1)]
+    home = "# Home\n\nA synthetic catalog for the build-time benchmark.\n"
+
+    tc = root / "toolcatalog"
+    for spec in specs:
+        folder = tc / ".agent" / "tools" / spec["name"]
+        write(folder / "TOOL.md", tool_md(spec))
+        write(folder / "linux.py", impl_py(spec))
+    write(tc / "docs" / "index.md", home)
+    # `nav_tools: true` spelled out: newer plugin versions default to a tool-count threshold,
+    # which would drop N=200 tool pages from the nav and compare unlike with unlike.
+    write(tc / "mkdocs.yml", mkdocs_yml(theme, [{"toolcatalog": {"nav_tools": True}}]))
+    write(tc / "mkdocs-norun.yml", mkdocs_yml(theme, [{"toolcatalog": {"nav_tools": True, "run_examples": False}}]))
+    write(tc / "mkdocs-nonav.yml", mkdocs_yml(theme, [{"toolcatalog": {"nav_tools": False}}]))
+
+    base = root / "baseline"
+    for spec in specs:
+        write(base / "docs" / "tools" / f"{spec['name']}.md", baseline_md(spec))
+    index = ["# All tools", "", "| Tool | Description |", "|---|---|"]
+    index += [f"| [{s['name']}]({s['name']}.md) | {s['description']} |" for s in specs]
+    write(base / "docs" / "tools" / "index.md", "\n".join(index) + "\n")
+    write(base / "docs" / "index.md", home)
+    # `plugins: []`: an absent `plugins` key would add MkDocs' default `search` plugin.
+    write(base / "mkdocs.yml", mkdocs_yml(theme, []))
+    write(
+        base / "mkdocs-nonav.yml",
+        mkdocs_yml(
+            theme, [],
+            nav=[{"Home": "index.md"}, {"Tool catalog": [{"All tools": "tools/index.md"}]}],
+            not_in_nav="/tools/tool-*.md\n",
+        ),
+    )
+    return tc, base
+
+
+# --------------------------------------------------------------------------------------------
+# Running builds
+# --------------------------------------------------------------------------------------------
+
+
+class BenchError(RuntimeError):
+    pass
+
+
+BUILD_ENV: dict[str, str] = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+
+
+def build(workspace: Path, config: str, quiet: bool) -> tuple[float, str]:
+    """One `python -m mkdocs build`; returns (wall seconds, combined output)."""
+    env = BUILD_ENV
+    argv = [sys.executable, "-m", "mkdocs", "build", "-f", config]
+    if quiet:
+        argv.append("-q")
+    started = time.perf_counter()
+    result = subprocess.run(argv, cwd=workspace, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    output = result.stdout + result.stderr
+    if result.returncode != 0:
+        raise BenchError(f"`{' '.join(argv[1:])}` in {workspace} failed ({result.returncode}):\n{output}")
+    return seconds, output
+
+
+def processes_started(output: str) -> tuple[int | None, float | None]:
+    match = CHECKED_LINE.search(output)
+    if match is None:
+        return None, None
+    return int(match.group("processes")), float(match.group("seconds"))
+
+
+class Scenario:
+    def __init__(
+        self, name: str, workspace: Path, config: str, baseline: str | None, meaning: str,
+        before: Callable[[], None] | None = None, plugin: bool = True, expect_processes: int | None = None,
+    ):
+        self.name, self.workspace, self.config, self.baseline, self.meaning = name, workspace, config, baseline, meaning
+        self.before, self.plugin, self.expect_processes = before, plugin, expect_processes
+        self.times: list[float] = []
+        self.processes: list[int | None] = []
+        self.check_seconds: list[float | None] = []
+
+    def run(self) -> float:
+        if self.before:
+            self.before()
+        # Baselines run with -q as asked; plugin builds run without it so the plugin's INFO line
+        # ("... N processes started ...") is printed. INFO output is three or four lines: noise.
+        seconds, output = build(self.workspace, self.config, quiet=not self.plugin)
+        if self.plugin:
+            warnings = [line for line in output.splitlines() if line.startswith(("WARNING", "ERROR"))]
+            if warnings:
+                raise BenchError(f"{self.name}: the build logged warnings (generated tools should be clean):\n" + "\n".join(warnings[:20]))
+            procs, check_s = processes_started(output)
+            if procs is None and self.expect_processes == 0:
+                procs = 0  # run_examples: false never calls the engine, so no line is logged
+            if procs is None:
+                raise BenchError(f"{self.name}: no 'processes started' line in the build log:\n{output}")
+            if self.expect_processes is not None and procs != self.expect_processes:
+                raise BenchError(
+                    f"{self.name}: expected {self.expect_processes} example processes, the plugin started {procs}"
+                    + ("  <-- a WARM build must start none: the results cache did not hold" if self.expect_processes == 0 else "")
+                    + f"\n{output}"
+                )
+            self.processes.append(procs)
+            self.check_seconds.append(check_s)
+        else:
+            self.processes.append(None)
+            self.check_seconds.append(None)
+        self.times.append(seconds)
+        return seconds
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def best(self) -> float:
+        return min(self.times)
+
+
+def verify_catalog(tc: Path, n: int) -> dict[str, int]:
+    """After a cold build: every generated tool must be valid and passed (else the numbers lie)."""
+    data = json.loads((tc / "site" / "catalog.json").read_text(encoding="utf-8"))
+    by_status = data["counts"]["by_status"]
+    if data["counts"]["tools"] != n or by_status.get("passed") != n:
+        bad = [(t["id"], t["status"], t["status_detail"]) for t in data["tools"] if t["status"] != "passed"][:10]
+        raise BenchError(f"expected {n} passed tools, catalog says {data['counts']}; first problems: {bad}")
+    return by_status
+
+
+def plugin_facts() -> dict[str, Any]:
+    """Which toolcatalog the builds import, and the repository state when it is this checkout."""
+    probe = subprocess.run(
+        [sys.executable, "-c", "import toolcatalog, sys; sys.stdout.write(toolcatalog.__file__)"],
+        env=BUILD_ENV, capture_output=True, text=True,
+    )
+    if probe.returncode != 0:
+        raise BenchError(f"the builds cannot import toolcatalog:\n{probe.stderr}")
+    where = Path(probe.stdout).resolve().parent
+    facts: dict[str, Any] = {"imported_from": str(where)}
+    try:
+        top = subprocess.run(["git", "-C", str(where), "rev-parse", "--show-toplevel", "HEAD"], capture_output=True, text=True, timeout=10)
+        if top.returncode == 0:
+            toplevel, commit = top.stdout.split()
+            dirty = subprocess.run(["git", "-C", toplevel, "status", "--porcelain", "--", "plugin", "site_templates"], capture_output=True, text=True, timeout=10)
+            facts.update(commit=commit, uncommitted_plugin_changes=bool(dirty.stdout.strip()))
+    except (OSError, subprocess.SubprocessError, ValueError):
+        pass
+    return facts
+
+
+def loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return ""
+
+
+def machine_facts() -> dict[str, Any]:
+    def cmd(*argv: str) -> str:
+        try:
+            return subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    versions: dict[str, str] = {}
+    try:
+        from importlib.metadata import version
+
+        for dist in ("mkdocs", "mkdocs-material", "mkdocs-toolcatalog"):
+            try:
+                versions[dist] = version(dist)
+            except Exception:  # noqa: BLE001 - a missing distribution is just not reported
+                versions[dist] = "not installed"
+    except ImportError:
+        pass
+    return {
+        "date": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "nproc": cmd("nproc") or str(os.cpu_count()),
+        "cpu": cpu,
+        "loadavg_at_start": loadavg(),
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "versions": versions,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tools", type=int, default=None, help="number of synthetic speccify tools (default 200; --quick: 50)")
+    parser.add_argument("--repeat", type=int, default=None, help="runs per scenario; the median is reported (default 3; --quick: 1)")
+    parser.add_argument("--theme", choices=("material", "mkdocs"), default="material", help="theme of both workspaces (default material)")
+    parser.add_argument("--quick", action="store_true", help="smoke run: --tools 50 --repeat 1 unless given")
+    parser.add_argument(
+        "--plugin-src", type=Path, default=None,
+        help="benchmark the toolcatalog of another checkout (a folder with plugin/toolcatalog/, e.g. a "
+        "`git archive` export) by putting its plugin/ first on the builds' PYTHONPATH",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the generated workspaces (their path is printed)")
+    parser.add_argument("--out", type=Path, default=OUT_DIR / "results.json", help="where the JSON results go (default bench/out/results.json)")
+    args = parser.parse_args(argv)
+    n = args.tools if args.tools is not None else (50 if args.quick else 200)
+    repeat = args.repeat if args.repeat is not None else (1 if args.quick else 3)
+    if n < 1 or repeat < 1:
+        parser.error("--tools and --repeat must be at least 1")
+    try:
+        import mkdocs  # noqa: F401
+    except ImportError as exc:
+        parser.error(f"{exc}; run this with the project's virtualenv: .venv/bin/python bench/run.py")
+    if args.plugin_src is not None:
+        src = args.plugin_src.resolve() / "plugin"
+        if not (src / "toolcatalog" / "plugin.py").is_file():
+            parser.error(f"--plugin-src: no plugin/toolcatalog/plugin.py under {args.plugin_src}")
+        BUILD_ENV["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), os.environ.get("PYTHONPATH")]))
+    if args.theme == "material":
+        try:
+            import material  # noqa: F401
+        except ImportError:
+            parser.error("mkdocs-material is not installed in this interpreter; use --theme mkdocs")
+
+    facts = machine_facts()
+    plugin_info = plugin_facts()
+    root = Path(tempfile.mkdtemp(prefix="toolcatalog-bench-"))
+    started = time.perf_counter()
+    try:
+        tc, base = make_workspaces(root, n, args.theme)
+        cache_dir = tc / ".cache" / "plugin" / "toolcatalog"
+        examples = 3 * n
+
+        def drop_cache() -> None:
+            shutil.rmtree(cache_dir, ignore_errors=True)
+
+        scenarios = [
+            Scenario("baseline (pages in nav)", base, "mkdocs.yml", None,
+                     "plain Markdown pages, automatic nav lists every page", plugin=False),
+            Scenario("baseline (index-only nav)", base, "mkdocs-nonav.yml", None,
+                     "same pages, nav holds Home + tools index, tool pages `not_in_nav`", plugin=False),
+            Scenario("toolcatalog cold", tc, "mkdocs.yml", "baseline (pages in nav)",
+                     "cache dir removed first: every example runs", before=drop_cache, expect_processes=examples),
+            Scenario("toolcatalog warm", tc, "mkdocs.yml", "baseline (pages in nav)",
+                     "cache kept from the cold build: nothing may run", expect_processes=0),
+            Scenario("toolcatalog run_examples: false", tc, "mkdocs-norun.yml", "baseline (pages in nav)",
+                     "examples shown and validated, never run", expect_processes=0),
+            Scenario("toolcatalog nav_tools: false (warm)", tc, "mkdocs-nonav.yml", "baseline (index-only nav)",
+                     "only the catalog index in the nav; results cache kept", expect_processes=0),
+        ]
+        by_name = {s.name: s for s in scenarios}
+
+        print(f"workspaces: {root}  ({n} tools, {examples} examples, theme {args.theme}, {repeat} round(s), nproc {facts['nproc']})", flush=True)
+        # One unmeasured build of each workspace: imports compiled, files in the page cache.
+        build(base, "mkdocs.yml", quiet=True)
+        drop_cache()
+        build(tc, "mkdocs-norun.yml", quiet=True)
+        statuses: dict[str, int] = {}
+        for round_no in range(1, repeat + 1):
+            for scenario in scenarios:  # interleaved rounds: drift hits every scenario alike
+                seconds = scenario.run()
+                extra = f", {scenario.processes[-1]} processes" if scenario.plugin else ""
+                print(f"  round {round_no}/{repeat}  {scenario.name:<38} {seconds:7.2f}s{extra}", flush=True)
+                if scenario.name == "toolcatalog cold" and not statuses:
+                    statuses = verify_catalog(tc, n)
+        elapsed = time.perf_counter() - started
+        facts["loadavg_at_end"] = loadavg()
+    finally:
+        if args.keep:
+            print(f"kept: {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+
+    rows = []
+    for s in scenarios:
+        base_median = by_name[s.baseline].median if s.baseline else None
+        base_best = by_name[s.baseline].best if s.baseline else None
+        procs = [p for p in s.processes if p is not None]
+        checks = [c for c in s.check_seconds if c is not None]
+        rows.append({
+            "scenario": s.name,
+            "meaning": s.meaning,
+            "config": s.config,
+            "median_s": round(s.median, 3),
+            "runs_s": [round(t, 3) for t in s.times],
+            "baseline": s.baseline,
+            "ratio": round(s.median / base_median, 2) if base_median else None,
+            "min_s": round(s.best, 3),
+            "ratio_of_mins": round(s.best / base_best, 2) if base_best else None,
+            "processes": procs[0] if procs and len(set(procs)) == 1 else (procs or None),
+            "plugin_check_s": statistics.median(checks) if checks else None,
+        })
+
+    header = f"{'scenario':<38} {'median s':>9} {'ratio':>7}  {'vs':<26} {'processes':>9} {'min s':>7} {'ratio':>7}"
+    print()
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        ratio = f"{row['ratio']:.2f}x" if row["ratio"] is not None else "1.00x"
+        ratio_min = f"{row['ratio_of_mins']:.2f}x" if row["ratio_of_mins"] is not None else "1.00x"
+        vs = row["baseline"] or "(itself)"
+        procs = "-" if row["processes"] is None else str(row["processes"])
+        print(f"{row['scenario']:<38} {row['median_s']:>9.2f} {ratio:>7}  {vs:<26} {procs:>9} {row['min_s']:>7.2f} {ratio_min:>7}")
+    print(f"\n{n} tools / {examples} examples, theme {args.theme}, median of {repeat}, nproc {facts['nproc']}, "
+          f"whole run {elapsed:.0f}s. Seconds are this run only; compare the ratios.\n"
+          f"The last two columns use each scenario's fastest run (less sensitive to other load on the machine).")
+    print(f"plugin: {plugin_info}; load average at start {facts['loadavg_at_start']}, at end {facts['loadavg_at_end']}")
+
+    result = {
+        "benchmark": "mkdocs-toolcatalog build time vs plain mkdocs build",
+        "tools": n,
+        "examples": examples,
+        "repeat": repeat,
+        "theme": args.theme,
+        "machine": facts,
+        "plugin": plugin_info,
+        "wall_s": round(elapsed, 1),
+        "catalog_statuses": statuses,
+        "scenarios": rows,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"results: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except BenchError as exc:
+        print(f"\nBENCHMARK FAILED: {exc}", file=sys.stderr)
+        sys.exit(1)
