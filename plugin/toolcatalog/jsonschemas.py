@@ -146,41 +146,42 @@ def _ref_cycle(resolved: Any, limit: int = 1000) -> bool:
     return True
 
 
+_DATA_KEYWORDS = frozenset({"enum", "const", "examples", "default"})  # values, not schemas
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+
+
+def _schema_nodes(value: Any, path: tuple) -> Iterator[tuple[dict[str, Any], tuple]]:
+    """Every schema object inside `value`, with its path. Keys of `properties` and the like are
+    names (a property may be called `enum`), so their values are always walked as schemas."""
+    stack: list[tuple[Any, tuple, bool]] = [(value, path, False)]
+    while stack:
+        node, where, names = stack.pop()
+        if isinstance(node, dict):
+            if names:
+                stack.extend((child, where + (key,), False) for key, child in node.items())
+                continue
+            yield node, where
+            for key, child in node.items():
+                if key not in _DATA_KEYWORDS:
+                    stack.append((child, where + (key,), key in _SCHEMA_MAPS))
+        elif isinstance(node, list):
+            stack.extend((child, where + (index,), False) for index, child in enumerate(node))
+
+
 def _patterns(value: Any, path: tuple) -> Iterator[tuple[tuple, str]]:
     """Every regular expression in a schema: `pattern` values and `patternProperties` keys."""
-    stack = [(value, path)]
-    while stack:
-        node, where = stack.pop()
-        if isinstance(node, dict):
-            if isinstance(node.get("pattern"), str):
-                yield where + ("pattern",), node["pattern"]
-            if isinstance(node.get("patternProperties"), dict):
-                for key in node["patternProperties"]:
-                    yield where + ("patternProperties", key), key
-            for key, child in node.items():
-                if key in ("enum", "const", "examples", "default"):
-                    continue  # data, not schema
-                stack.append((child, where + (key,)))
-        elif isinstance(node, list):
-            for index, child in enumerate(node):
-                stack.append((child, where + (index,)))
+    for node, where in _schema_nodes(value, path):
+        if isinstance(node.get("pattern"), str):
+            yield where + ("pattern",), node["pattern"]
+        if isinstance(node.get("patternProperties"), dict):
+            for key in node["patternProperties"]:
+                yield where + ("patternProperties", key), key
 
 
 def _refs(value: Any, path: tuple) -> Iterator[tuple[tuple, str]]:
-    stack = [(value, path)]
-    while stack:
-        node, where = stack.pop()
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str):
-                yield where + ("$ref",), ref
-            for key, child in node.items():
-                if key in ("enum", "const", "examples", "default"):
-                    continue  # data, not schema
-                stack.append((child, where + (key,)))
-        elif isinstance(node, list):
-            for index, child in enumerate(node):
-                stack.append((child, where + (index,)))
+    for node, where in _schema_nodes(value, path):
+        if isinstance(node.get("$ref"), str):
+            yield where + ("$ref",), node["$ref"]
 
 
 def validate(schema: Any, instance: Any, limit: int = 10) -> list[Problem]:

@@ -124,16 +124,6 @@ class Run:
     stderr: str = ""  # an excerpt, for the page
     duration_ms: int | None = None  # pages only: never in the catalog (it would break reproducibility)
 
-    def as_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"status": self.status, "detail": self.detail}
-        if self.driver is not None:
-            d["driver"] = self.driver
-        if self.has_actual:
-            d["actual"] = self.actual
-        if self.exit_code is not None:
-            d["exit_code"] = self.exit_code
-        return d
-
 
 @dataclass
 class Check:
@@ -168,22 +158,6 @@ class Example:
     @property
     def has_output(self) -> bool:
         return self.output is not _ABSENT
-
-    def as_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"title": self.title, "line": self.line}
-        d["input"] = self.input if self.has_input else None
-        d["output"] = self.output if self.has_output else None
-        d["has_output"] = self.has_output
-        if self.note is not None:
-            d["note"] = self.note
-        d["status"] = self.status
-        d["detail"] = self.detail
-        actual = next((r for r in self.runs if r.has_actual), None)
-        if actual is not None:
-            d["actual"] = actual.actual
-        if self.runs:
-            d["runs"] = [r.as_dict() for r in self.runs]
-        return d
 
 
 @dataclass
@@ -239,24 +213,6 @@ class Driver:
             if entry.tool_id == tool_id:
                 return entry
         return None
-
-    def as_dict(self, tool_id: str | None = None) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "id": self.id,
-            "name": self.name,
-            "kind": self.kind,
-            "version": self.version,
-            "description": self.description,
-            "source": self.source,
-            "valid": self.valid,
-            "diagnostics": [x.as_dict() for x in self.diagnostics],
-        }
-        entry = self.entry_for(tool_id) if tool_id else None
-        if entry is not None:
-            d["implements"] = entry.as_dict()
-        if tool_id and tool_id in self.run_status:
-            d["run"] = self.run_status[tool_id]
-        return d
 
 
 @dataclass

@@ -207,9 +207,17 @@ def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, pr
                 return run
         else:
             actual = stream.decode("utf-8", "replace")
-        actual = unwrap_envelope(actual)
-        run.update(actual=actual, has_actual=True)
-        run["detail"] = compare(example, actual, tool.outputs if outputs_ok else None)
+        return settle(run, example, actual, tool.outputs if outputs_ok else None)
+    if not run["detail"]:
+        run["status"] = "passed"
+    return run
+
+
+def settle(run: dict[str, Any], example: Any, result: Any, outputs: Any) -> dict[str, Any]:
+    """Judge a successful call's result against the example and the contract."""
+    actual = unwrap_envelope(result)
+    run.update(actual=actual, has_actual=True)
+    run["detail"] = compare(example, actual, outputs)
     if not run["detail"]:
         run["status"] = "passed"
     return run

@@ -10,6 +10,7 @@ JSON in the first text content.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -17,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Driver, Implementation, Tool
-from ..matching import unwrap_envelope
 from .engine import Context, excerpt, last_line
+
+
+STDERR_TAIL = 64 * 1024
 
 
 def command(driver: Driver, ctx: Context) -> tuple[list[str] | None, str]:
@@ -59,7 +62,7 @@ def tool_name(driver: Driver, entry: Implementation, tool: Tool) -> str | None:
 
 
 def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix: list[str], ctx: Context, timeout: float, outputs_ok: bool, run: dict[str, Any]) -> dict[str, Any]:
-    from .agentproto import compare
+    from .agentproto import settle
 
     name = tool_name(driver, entry, tool)
     run["argv"] = [Path(prefix[0]).name, *(Path(a).name if Path(a).is_absolute() else a for a in prefix[1:])]
@@ -83,8 +86,10 @@ def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix
             cause = _leaf(exc)  # the SDK's task groups wrap the real error in (nested) exception groups
             run.update(detail=f"MCP call failed: {type(cause).__name__}: {cause}"[:500])
             result = None
-        errlog.seek(0)
-        stderr = errlog.read().encode("utf-8", "replace")
+        # Only the tail is read, like the stderr cap of other runs: a chatty server cannot fill memory.
+        errlog.flush()
+        size = os.fstat(errlog.fileno()).st_size
+        stderr = os.pread(errlog.fileno(), STDERR_TAIL, max(0, size - STDERR_TAIL))
         run["stderr"] = excerpt(stderr)
         if result is None and run["detail"].startswith("MCP call failed") and last_line(stderr):
             run["detail"] += f" (server stderr: {last_line(stderr)})"
@@ -96,12 +101,7 @@ def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix
     if is_error:
         run["detail"] = "the MCP tool returned an error: " + (text or "")[:300]
         return run
-    actual = unwrap_envelope(value)
-    run.update(actual=actual, has_actual=True)
-    run["detail"] = compare(example, actual, tool.outputs if outputs_ok else None)
-    if not run["detail"]:
-        run["status"] = "passed"
-    return run
+    return settle(run, example, value, tool.outputs if outputs_ok else None)
 
 
 def _leaf(exc: BaseException) -> BaseException:
