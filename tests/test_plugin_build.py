@@ -199,3 +199,18 @@ def test_docs_and_site_dirs_are_not_harvested(tmp_path: Path) -> None:
     build(tmp_path)
     ids = [t["id"] for t in catalog(tmp_path)["tools"]]
     assert "doc-example" not in ids and "stale" not in ids
+
+
+def test_manifest_lines_link_to_the_repository(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    write(tmp_path / ".agent/tools/broken/TOOL.md", "---\nname: Broken Name\ndescription: x\ninputs: {}\noutputs: {}\n---\n")
+    mkdocs_project(tmp_path, repo_url="https://github.com/acme/tools", edit_uri="blob/main/docs/")
+    build(tmp_path)
+    page = (tmp_path / "site" / "tools" / "broken-name" / "index.html").read_text()
+    assert 'href="https://github.com/acme/tools/blob/main/.agent/tools/broken/TOOL.md#L2"' in page
+    assert 'href="https://github.com/acme/tools/blob/main/.agent/tools/broken/TOOL.md"' in page
+    # An explicit template wins.
+    mkdocs_project(tmp_path, {"source_uri": "https://code.example/{path}?line={line}"})
+    build(tmp_path)
+    page = (tmp_path / "site" / "tools" / "broken-name" / "index.html").read_text()
+    assert 'href="https://code.example/.agent/tools/broken/TOOL.md?line=2"' in page
