@@ -152,3 +152,13 @@ def test_descriptions_are_sanitized_markdown() -> None:
     assert "<script>" not in html and "onerror" not in html.replace("onerror=alert(1)&gt;", "")
     assert 'href="javascript:' not in html
     assert "&lt;script&gt;" in html  # the raw schema below the table is shown escaped
+
+
+def test_raw_html_in_manifest_markdown_is_shown_as_text() -> None:
+    from toolcatalog.render import markdown_html
+
+    html = str(markdown_html("Posts look like <script>alert(1)</script> or <img src=x onerror=alert(1)>, see `<b>` and **this**."))
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "<code>&lt;b&gt;</code>" in html and "<strong>this</strong>" in html
+    assert "<script" not in html and "<img" not in html

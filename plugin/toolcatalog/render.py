@@ -40,11 +40,25 @@ def templates_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "site_templates"
 
 
+class _RawHtmlAsText(markdown_lib.Extension):
+    """Raw HTML in a manifest is shown as the text it is, not passed through.
+
+    A reviewer should see `<script>` in a description exactly as written; sanitizing alone would
+    silently delete it (and hide what the manifest really says).
+    """
+
+    def extendMarkdown(self, md: markdown_lib.Markdown) -> None:  # noqa: N802 (Markdown's API)
+        md.preprocessors.deregister("html_block")
+        md.inlinePatterns.deregister("html")
+
+
 def markdown_html(text: str, shift_headings: int = 1) -> Markup:
     """Markdown from a manifest, rendered and sanitized: safe to insert into a page."""
     if not text or not text.strip():
         return Markup("")
-    html = markdown_lib.markdown(text, extensions=["fenced_code", "tables", "sane_lists"], output_format="html")
+    html = markdown_lib.markdown(
+        text, extensions=["fenced_code", "tables", "sane_lists", _RawHtmlAsText()], output_format="html"
+    )
     if shift_headings:
         html = _HEADING.sub(lambda m: f"<{m.group(1)}h{min(6, int(m.group(2)) + shift_headings)}", html)
     clean = nh3.clean(

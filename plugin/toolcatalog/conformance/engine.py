@@ -16,6 +16,7 @@ import platform as platform_module
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -97,6 +98,7 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None) -> S
     common = [
         "toolcatalog-results-v1",
         __version__,
+        _code_digest(),
         sys.executable,
         sys.version,
         platform_module.platform(),
@@ -140,6 +142,15 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None) -> S
         apply(tool, outcome)
     stats.seconds = time.monotonic() - started
     return stats
+
+
+@lru_cache(maxsize=1)
+def _code_digest() -> str:
+    """A hash of the code that produces results, so a changed runner never reuses stale results
+    (the version alone does not change between development builds)."""
+    package = Path(__file__).resolve().parent.parent
+    files = sorted([*package.joinpath("conformance").glob("*.py"), package / "process.py", package / "matching.py"])
+    return cache_mod.key([(f.name, f.read_bytes().hex()) for f in files if f.is_file()])
 
 
 def apply(tool: Tool, outcome: Outcome) -> None:
