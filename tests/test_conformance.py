@@ -1083,3 +1083,31 @@ def test_toolcatalog_check_command(tmp_path: Path, capsys: pytest.CaptureFixture
     broken.write_text(broken.read_text().replace("name: adder", "name: Adder!"))
     assert cli_main([*base, "--tool", "Adder!"]) == 1  # invalid
     assert capsys.readouterr()[0].splitlines()[1].split()[:3] == ["Adder!", "speccify", "invalid"]
+
+
+def test_malformed_or_risky_contracts_never_run(tmp_path: Path) -> None:
+    marker = tmp_path / "RAN"
+    script = f"""
+    import json, pathlib
+    pathlib.Path({str(marker)!r}).write_text("ran")
+    print(json.dumps({{"n": 1}}))
+    """
+    cases = {
+        "demo.string-mutates": {"mutates": "workspace:/scratch"},  # not a list: invalid
+        "demo.list-approval": {"approval": ["always"]},  # not a string: invalid
+        "demo.risky": {"risk_level": 3},  # valid, but admits irreversible effects
+    }
+    for tool_id, fields in cases.items():
+        aip_tool(tmp_path, tool_id, examples=[{"name": "one", "input": {}, "output": {"n": 1}}], **fields)
+        aip_driver(tmp_path, f"{tool_id}-cli", tool_id, bin="python3", bin_args=["run.py"],
+                   output={"default_format": "json"}, entry=cli_entry(), files={"run.py": script})
+    catalog, _ = run_check(tmp_path)
+    assert not marker.exists()
+    for tool_id in cases:
+        tool = tool_of(catalog, tool_id)
+        assert tool.examples[0].status == "not-run", tool_id
+    assert tool_of(catalog, "demo.string-mutates").effects.mutates is None  # never shown as read-only
+    assert "invalid" in tool_of(catalog, "demo.list-approval").examples[0].detail
+    assert "risk level is 3" in tool_of(catalog, "demo.risky").examples[0].detail
+    catalog, _ = run_check(tmp_path, allow_mutating=["demo.risky"])
+    assert tool_of(catalog, "demo.risky").status == "passed" and marker.exists()

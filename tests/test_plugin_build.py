@@ -214,3 +214,17 @@ def test_manifest_lines_link_to_the_repository(tmp_path: Path) -> None:
     build(tmp_path)
     page = (tmp_path / "site" / "tools" / "broken-name" / "index.html").read_text()
     assert 'href="https://code.example/.agent/tools/broken/TOOL.md?line=2"' in page
+
+
+def test_a_hostile_tool_name_is_escaped_in_titles_and_the_nav(tmp_path: Path) -> None:
+    write(
+        tmp_path / ".tools/evil/TOOL.md",
+        '---\nname: "<img src=x onerror=alert(1)>"\nid: evil\ndescription: d\nversion: 1.0.0\ninputs: {}\noutputs: {}\n---\n',
+    )
+    for theme in ("mkdocs", "material"):
+        mkdocs_project(tmp_path, theme=theme)
+        build(tmp_path)
+        for page in (tmp_path / "site" / "index.html", tmp_path / "site" / "tools" / "evil" / "index.html"):
+            html = page.read_text()
+            assert "<img src=x" not in html, (theme, page)
+            assert "&lt;img src=x onerror=alert(1)&gt;" in html, (theme, page)

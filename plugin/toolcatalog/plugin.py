@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urljoin
 
+from markupsafe import escape
 from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.config.defaults import MkDocsConfig
@@ -262,7 +263,9 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         index_file = files.get_file_from_path(self.index_uri)
         if index_file is None:
             return None
-        ours = {f.src_uri for f in files if f.src_uri.startswith(self.config.page_dir.strip("/") + "/") and f.is_documentation_page()}
+        # Only the pages we generated (or that replace one of ours): a user's own page that happens
+        # to live under page_dir keeps its place in their nav.
+        ours = set(self.pages) | set(self.tool_src.values())
         index_page = index_file.page or Page(None, index_file, config)
         section_title = self.config.nav_title
         children: list[Any] = [index_page]
@@ -275,7 +278,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
                     file = files.get_file_from_path(self.tool_src[id(tool)])
                     if file is None:
                         continue
-                    page = file.page or Page(tool.name, file, config)
+                    page = file.page or Page(escape(tool.name), file, config)
                     pages.append(page)
                 if pages:
                     children.append(Section(FORMAT_TITLES[fmt], pages))
@@ -316,7 +319,9 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         if page.file.src_uri not in self.pages:
             return None
         tool = self.pages[page.file.src_uri]
-        page.meta["title"] = tool.name if tool is not None else INDEX_TITLE
+        # Themes render titles without autoescaping (into <title>, the nav on every page, search):
+        # a manifest's name must arrive escaped.
+        page.meta["title"] = escape(tool.name) if tool is not None else INDEX_TITLE
         return ""
 
     def on_page_content(self, html: str, page: Page, config: MkDocsConfig, files: Files) -> str | None:
@@ -373,12 +378,25 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         for path in sorted(watched):
             if not os.path.exists(path):
                 continue
-            if cache == Path(path) or Path(path) in cache.parents:
-                # Watching a folder that holds the results cache would rebuild on every cache write.
-                log.info("toolcatalog: not watching %s: it contains the results cache (cache_dir)", path)
-                continue
-            server.watch(path)
+            _watch_outside(server, Path(path), cache)
         return server
+
+
+def _watch_outside(server: Any, path: Path, cache: Path) -> None:
+    """Watch `path` recursively, except the results cache inside it: a watched cache would
+    trigger a rebuild on every cache write. Folders on the way to the cache are watched flat."""
+    if cache != path and path not in cache.parents:
+        server.watch(str(path))
+        return
+    if cache == path:
+        return
+    server.watch(str(path), recursive=False)
+    try:
+        children = sorted(p for p in path.iterdir() if p.is_dir() and not p.is_symlink())
+    except OSError:
+        return
+    for child in children:
+        _watch_outside(server, child, cache)
 
 
 def _list_tools(setting: bool | int, count: int) -> bool:

@@ -28,18 +28,28 @@ RUNNABLE_KINDS = ("cli", "mcp")
 
 
 def may_run(tool: Tool, ctx: Context) -> str | None:
-    """None when the contract lets the build run this tool; else why not."""
-    mutates = tool.effects.mutates or []
-    approval = tool.effects.approval or "auto"
-    if not mutates and approval == "auto":
+    """None when the contract lets the build run this tool; else why not.
+
+    Only a valid contract that declares no mutation, `approval: auto` and risk level 0 runs on
+    its own. An invalid or malformed contract cannot vouch for itself, so it never runs; the rest
+    runs only when `allow_mutating` names it.
+    """
+    if not tool.valid:
+        return "not run: the contract is invalid, so its safety fields cannot be trusted"
+    effects = tool.effects
+    if effects.mutates is None or effects.approval is None or effects.risk_level is None:
+        return "not run: `mutates`, `approval` or `risk_level` is malformed"
+    if not effects.mutates and effects.approval == "auto" and effects.risk_level == 0:
         return None
     if any(fnmatch.fnmatchcase(tool.id, pattern) for pattern in ctx.options.allow_mutating):
         return None
     why = []
-    if mutates:
-        why.append("it mutates " + ", ".join(mutates))
-    if approval != "auto":
-        why.append(f"its approval is `{approval}`")
+    if effects.mutates:
+        why.append("it mutates " + ", ".join(effects.mutates))
+    if effects.approval != "auto":
+        why.append(f"its approval is `{effects.approval}`")
+    if effects.risk_level:
+        why.append(f"its risk level is {effects.risk_level}")
     return "not run: " + " and ".join(why) + "; list its id in `allow_mutating` to run it at build time"
 
 

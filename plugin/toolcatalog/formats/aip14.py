@@ -89,13 +89,16 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Any = None, diagnos
         values = requires.get(key)
         if isinstance(values, list):
             requirements.extend(Requirement(kind, str(v)) for v in values)
+    # Defaults are the spec's; a malformed value becomes None ("unknown"), never a reassuring
+    # default: a `mutates: "workspace:/x"` string must not read as read-only.
     mutates = data.get("mutates", [])
+    risk = data.get("risk_level", 0)
     tool.effects = Effects(
-        mutates=[str(m) for m in mutates] if isinstance(mutates, list) else [],
-        risk_level=data.get("risk_level", 0) if isinstance(data.get("risk_level", 0), int) else None,
-        approval=data.get("approval", "auto") if isinstance(data.get("approval", "auto"), str) else None,
-        idempotent=data.get("idempotent", False) if isinstance(data.get("idempotent", False), bool) else None,
-        cost_class=data.get("cost_class", "trivial") if isinstance(data.get("cost_class", "trivial"), str) else None,
+        mutates=[str(m) for m in mutates] if isinstance(mutates, list) else None,
+        risk_level=risk if isinstance(risk, int) and not isinstance(risk, bool) else None,
+        approval=_typed(data, "approval", "auto", str),
+        idempotent=_typed(data, "idempotent", False, bool),
+        cost_class=_typed(data, "cost_class", "trivial", str),
         requires=requirements,
     )
     tags = data.get("tags")
@@ -124,6 +127,11 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Any = None, diagnos
     if not tool.examples:
         sink.warning("no `examples`: nothing shows how to call the tool or can be checked", manifest.line(("examples",), 2), "no-examples")
     return tool
+
+
+def _typed(data: dict[str, Any], key: str, default: Any, kind: type) -> Any:
+    value = data.get(key, default)
+    return value if isinstance(value, kind) else None
 
 
 def _explain(error: jsonschema.ValidationError) -> str | None:
