@@ -682,6 +682,9 @@ def handle(method, params):
         if params.get("name") != "add":
             raise LookupError(f"unknown tool: {params.get('name')}")
         args = params.get("arguments") or {}
+        if not isinstance(args.get("a"), (int, float)):
+            error = {"error": {"code": "input_invalid", "message": "a must be a number"}}
+            return {"content": [{"type": "text", "text": json.dumps(error)}], "structuredContent": error, "isError": True}
         value = {"sum": args["a"] + args["b"]}
         return {"content": [{"type": "text", "text": json.dumps(value)}], "structuredContent": value, "isError": False}
     raise KeyError(method)
@@ -708,9 +711,11 @@ def mcp_workspace(root: Path, driver_id: str, tool_id: str, examples: list[dict[
                   mcp_tool: str = "add", **tool_fields: Any) -> Path:
     aip_tool(
         root, tool_id, examples=examples,
-        inputs={"type": "object", "required": ["a", "b"], "properties": {"a": {"type": "number"}, "b": {"type": "number"}}},
-        outputs={"type": "object", "required": ["sum"], "properties": {"sum": {"type": "number"}}},
-        **tool_fields,
+        **{
+            "inputs": {"type": "object", "required": ["a", "b"], "properties": {"a": {"type": "number"}, "b": {"type": "number"}}},
+            "outputs": {"type": "object", "required": ["sum"], "properties": {"sum": {"type": "number"}}},
+            **tool_fields,
+        },
     )
     return aip_driver(
         root, driver_id, tool_id, kind="mcp", transport="stdio",
@@ -744,6 +749,21 @@ def test_mcp_stdio_driver(tmp_path: Path) -> None:
     assert tool.status == "failed" and stats.processes == 3
     pids = [int(p) for p in pid_file.read_text().split()]
     assert len(pids) == 3 and gone(*pids)
+
+
+def test_mcp_error_results_and_non_object_inputs(tmp_path: Path) -> None:
+    mcp_workspace(tmp_path, "math-err", "demo.err", [
+        {"name": "documented rejection", "input": {"a": "x", "b": 1}, "output": {"ok": False, "error": {"code": "input_invalid"}}},
+        {"name": "wrong code", "input": {"a": "x", "b": 1}, "output": {"ok": False, "error": {"code": "not_found"}}},
+        {"name": "unexpected error", "input": {"a": "x", "b": 1}, "output": {"sum": 2}},
+        {"name": "a list", "input": [2, 2], "output": {"sum": 4}},
+    ], tmp_path / "pids.txt", outputs={"type": "object"})
+    catalog, _ = run_check(tmp_path)
+    detail = {e.title: (e.status, e.detail) for e in tool_of(catalog, "demo.err").examples}
+    assert detail["documented rejection"] == ("passed", "")
+    assert detail["wrong code"] == ("failed", 'math-err: $.error.code: expected "not_found", got "input_invalid"')
+    assert detail["unexpected error"][0] == "failed" and "returned an error" in detail["unexpected error"][1]
+    assert detail["a list"] == ("not-run", "math-err: not run: MCP tool arguments must be an object, and this input is not")
 
 
 def test_mcp_server_that_never_answers_times_out_and_is_stopped(tmp_path: Path) -> None:

@@ -155,11 +155,21 @@ def check_options(options: Options) -> None:
 
 # -- names and links -------------------------------------------------------------------------------
 def tool_json_paths(catalog: Catalog, options: Options) -> dict[int, str]:
-    """id(tool) -> site path of its JSON file (named like its page); empty when per-tool files are off."""
-    folder = plan_outputs(options).tool_json_dir
+    """id(tool) -> site path of its JSON file (named like its page, unless that would be the path of
+    another output, such as `catalog.json` beside them); empty when per-tool files are off."""
+    plan = plan_outputs(options)
+    folder = plan.tool_json_dir
     if folder is None:
         return {}
-    return {key: f"{folder}/{name}.json" if folder else f"{name}.json" for key, name in page_plan.names(catalog).items()}
+    others = (plan.catalog, plan.mcp, plan.llms, plan.schema)
+    reserved = frozenset(
+        posixpath.basename(p)[: -len(".json")] for p in others
+        if p and p.endswith(".json") and posixpath.dirname(p) == (folder or "")
+    )
+    return {
+        key: f"{folder}/{name}.json" if folder else f"{name}.json"
+        for key, name in page_plan.names(catalog, reserved).items()
+    }
 
 
 def reference(site: Site, target: str, from_file: str) -> str:

@@ -100,7 +100,20 @@ def loads_strict(text: str) -> Any:
     Raises `ValueError` (`json.JSONDecodeError` for syntax, with a position) or `RecursionError`.
     Python's own limit on integer digits also surfaces as a plain `ValueError`.
     """
-    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    if not is_unicode(value):
+        raise ValueError("a string holds an unpaired surrogate escape (like \\ud800), which is not Unicode text")
+    return value
+
+
+def is_unicode(value: Any) -> bool:
+    """False when a JSON value holds a lone UTF-16 surrogate (`"\\ud800"` parses, but no UTF-8
+    file, page or catalog can hold it)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def read_json(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[Any, bytes]:

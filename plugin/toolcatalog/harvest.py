@@ -83,7 +83,10 @@ def _parse_tool_md(item: Found, source: str, max_bytes: int) -> Tool:
         parser = aip14.parse if item.hint == "aip-14" else speccify.parse
         tool = parser(item.path, source, max_bytes, manifest=None, diagnostics=diagnostics, read=False)
         return tool
-    if aip14.looks_like_aip14(manifest.data):
+    # In speccify's own folder only an `id` makes a TOOL.md AIP-14: speccify keeps unknown keys, so
+    # a speccify tool may well carry a `version` or `tags`.
+    is_aip14 = "id" in manifest.data if item.hint == "speccify" else aip14.looks_like_aip14(manifest.data)
+    if is_aip14:
         if item.hint == "speccify":
             sink.warning(
                 "this TOOL.md has an AIP-14 `id`, so it is read as AIP-14, but it sits in `.agent/tools/` (speccify's folder)",

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .frontmatter import is_unicode
+
 __all__ = ["MAX_DIFFERENCES", "differences", "parse_json_output", "unwrap_envelope"]
 
 MAX_DIFFERENCES = 20
@@ -127,6 +129,8 @@ def parse_json_output(stdout: bytes) -> tuple[bool, Any, str]:
         return False, None, "stdout is not JSON: nested too deeply"
     except ValueError as exc:  # JSONDecodeError, NaN/Infinity, over-long integers
         return False, None, f"stdout is not JSON: {exc}"
+    if not is_unicode(value):
+        return False, None, "stdout is not JSON text: a string holds an unpaired surrogate escape (like \\ud800)"
     return True, value, ""
 
 

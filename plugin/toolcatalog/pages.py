@@ -10,7 +10,9 @@ import re
 
 from .model import Catalog
 
-_UNSAFE = re.compile(r"[^a-z0-9._-]+")
+# `_` is never in a slug: it marks our own renames (`index_`, `name_2`), so a renamed page can
+# never take the name another tool's id maps to.
+_UNSAFE = re.compile(r"[^a-z0-9.-]+")
 INDEX = "index"
 
 
@@ -20,18 +22,18 @@ def slug(tool_id: str) -> str:
     return value[:100] or "tool"
 
 
-def names(catalog: Catalog) -> dict[int, str]:
-    """id(tool) -> its file name stem: the safe slug of the id, `index` renamed, clashes numbered
-    in id order. Pages and per-tool JSON files share these names."""
+def names(catalog: Catalog, reserved: frozenset[str] = frozenset()) -> dict[int, str]:
+    """id(tool) -> its file name stem: the safe slug of the id; `index` and `reserved` stems get a
+    `_`, clashes are numbered `_2`, `_3` in id order. Pages and per-tool JSON files share these."""
     used: set[str] = set()
     out: dict[int, str] = {}
     for tool in catalog.tools:
         base = slug(tool.id)
-        if base == INDEX:
-            base = "index-tool"
+        if base == INDEX or base in reserved:
+            base += "_"
         name, n = base, 2
         while name in used:
-            name, n = f"{base}-{n}", n + 1
+            name, n = f"{base}_{n}", n + 1
         used.add(name)
         out[id(tool)] = name
     return out

@@ -54,16 +54,17 @@ class _Resolver(BaseResolver):
     """YAML 1.2 core schema: what a JSON-minded author means."""
 
 
-_Resolver.add_implicit_resolver(_BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
-_Resolver.add_implicit_resolver(
-    _INT, re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"), list("-+0123456789")
-)
-_Resolver.add_implicit_resolver(
-    _FLOAT,
-    re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$"),
-    list("-+0123456789."),
-)
-_Resolver.add_implicit_resolver(_NULL, re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""])
+# The forms each JSON type may take, implicitly or behind an explicit `!!int`-style tag.
+_FORMS = {
+    _BOOL: re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    _INT: re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
+    _FLOAT: re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$"),
+    _NULL: re.compile(r"^(?:~|null|Null|NULL|)$"),
+}
+_Resolver.add_implicit_resolver(_BOOL, _FORMS[_BOOL], list("tTfF"))
+_Resolver.add_implicit_resolver(_INT, _FORMS[_INT], list("-+0123456789"))
+_Resolver.add_implicit_resolver(_FLOAT, _FORMS[_FLOAT], list("-+0123456789."))
+_Resolver.add_implicit_resolver(_NULL, _FORMS[_NULL], ["~", "n", "N", ""])
 
 # Plain scalars a YAML 1.1 reader turns into something other than the string we keep.
 _YAML11_BOOL = re.compile(r"^(?:yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF)$")
@@ -159,7 +160,8 @@ def load(text: str, *, first_line: int = 1, max_nodes: int = MAX_NODES, max_dept
     doc = Document(None)
     if node is None:
         return doc
-    budget = [max_nodes]
+    # Values and text both: an anchored 100 KB string aliased 1,000 times is a bomb too.
+    budget = [max_nodes, max(4 * len(text), 1 << 16)]
     try:
         doc.data = _convert(node, (), 0, doc, offset, budget, max_depth, max_nodes)
     except RecursionError:
@@ -187,6 +189,14 @@ def _convert(node: Node, path: Path, depth: int, doc: Document, offset: int, bud
             "yaml-too-deep",
         )
     if isinstance(node, ScalarNode):
+        budget[1] -= len(node.value)
+        if budget[1] < 0:
+            raise YamlError(
+                "YAML expands to far more text than the file holds; aliases (`*name`) that repeat "
+                "large anchors are refused to protect the build (an 'alias bomb')",
+                _line(node, offset),
+                "yaml-too-large",
+            )
         return _scalar(node, doc, offset)
     if isinstance(node, SequenceNode):
         _check_tag(node, _SEQ, offset)
@@ -245,6 +255,15 @@ def _check_tag(node: Node, expected: str, offset: int) -> None:
 
 def _scalar(node: ScalarNode, doc: Document, offset: int) -> Any:
     tag, value = node.tag, node.value
+    if not _is_text(value):
+        raise YamlError(
+            "text contains an unpaired surrogate escape (like \\ud800), which is not Unicode text",
+            _line(node, offset),
+            "yaml-invalid",
+        )
+    form = _FORMS.get(tag)
+    if form is not None and not form.match(value):  # `!!int abc`, `!!bool maybe`, `!!float x`
+        raise YamlError(f"`{value}` is not a valid `{tag.rsplit(':', 1)[-1]}`", _line(node, offset), "yaml-tag")
     if tag == _STR:
         if node.style is None:  # plain, unquoted: would a YAML 1.1 reader disagree?
             _note_yaml11(value, doc, _line(node, offset))
@@ -289,6 +308,14 @@ def _scalar(node: ScalarNode, doc: Document, offset: int) -> Any:
         _line(node, offset),
         "yaml-tag",
     )
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _note_yaml11(value: str, doc: Document, line: int) -> None:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..matching import differences
 from ..model import Driver, Implementation, Tool
 from .engine import Context, excerpt, last_line
 
@@ -69,7 +70,11 @@ def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix
     if name is None:
         run.update(status="not-run", detail="not run: no `metadata.mcp.tool_name` or `mcp_tools` entry names the MCP tool")
         return run
-    arguments = dict(example.input) if isinstance(example.input, dict) else {}
+    if not isinstance(example.input, dict):
+        # MCP arguments are an object; sending `{}` instead would test something else.
+        run.update(status="not-run", detail="not run: MCP tool arguments must be an object, and this input is not")
+        return run
+    arguments = dict(example.input)
     meta = entry.metadata.get("mcp") if isinstance(entry.metadata.get("mcp"), dict) else {}
     mapping = meta.get("argument_mapping") if isinstance(meta.get("argument_mapping"), dict) else {}
     arguments = {str(mapping.get(k, k)): v for k, v in arguments.items()}
@@ -99,6 +104,16 @@ def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix
         return run
     is_error, value, text = result
     if is_error:
+        expected = example.output if example.has_output else None
+        if isinstance(expected, dict) and expected.get("ok") is False:
+            # An example that documents a failure: compare with the error as an AIP-14 envelope.
+            error = value.get("error") if isinstance(value, dict) and isinstance(value.get("error"), dict) else None
+            envelope = {"ok": False, "error": error if error is not None else {"message": text}}
+            run.update(actual=envelope, has_actual=True)
+            run["detail"] = "; ".join(differences(expected, envelope))
+            if not run["detail"]:
+                run["status"] = "passed"
+            return run
         run["detail"] = "the MCP tool returned an error: " + (text or "")[:300]
         return run
     return settle(run, example, value, tool.outputs if outputs_ok else None)
