@@ -7,7 +7,8 @@ the same and then runs every example and check, like a build does, with the
 same cache. `toolcatalog export PATH -o DIR` writes the same files for agents
 a build publishes (catalog, schema, per-tool JSON, MCP tool list, llms.txt),
 byte for byte; `toolcatalog diff OLD NEW` compares two catalogs and exits 1
-when a change breaks callers. Exit codes: 0 fine, 1 problems found, 2 bad usage.
+when a change breaks callers. Exit codes: 0 fine, 1 problems found, 2 bad usage (or an
+output that cannot be produced), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .model import ERROR, Catalog
 from .options import Options
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # what a shell reports for a command stopped by Ctrl-C
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -79,9 +81,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
-    except (ConfigFileError, DiscoveryError, exports.OptionsError, catalogdiff.DiffError) as exc:
+    except (ConfigFileError, DiscoveryError, exports.ExportError, catalogdiff.DiffError) as exc:
+        # ExportError covers bad output options and (a bug) outputs that break their own schema:
+        # either way one line, never a traceback.
         print(f"toolcatalog: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:  # queued runs were cancelled and running ones stopped (engine.check)
+        print("toolcatalog: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def _common(sub: argparse.ArgumentParser) -> None:

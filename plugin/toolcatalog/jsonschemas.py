@@ -5,13 +5,23 @@ checked against their own draft (from `$schema`, else 2020-12), every `$ref`
 must resolve inside the document (nothing is ever fetched from the network or
 the disk), and a schema that recurses forever is reported instead of taking
 the build down with a RecursionError.
+
+Regular expressions (`pattern`, `patternProperties` and the property names
+`additionalProperties`/`unevaluatedProperties` test against them) are matched
+with the `regex` package under a time limit, never with Python's `re`, which
+cannot be interrupted: a pattern such as `^(a|a)*$` can backtrack for hours on
+a short string. A match that takes too long is reported as a problem and the
+value is left unchecked against that pattern; the build goes on.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 import re
-from dataclasses import dataclass
+import time
+import types
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Iterator
@@ -20,9 +30,15 @@ import jsonschema
 import referencing
 import referencing.exceptions
 import referencing.jsonschema
+import regex
+from jsonschema.exceptions import ValidationError
 from jsonschema.validators import validator_for
 
 DEFAULT_DRAFT = jsonschema.Draft202012Validator
+
+MATCH_TIMEOUT_S = 0.5  # one regular expression against one string
+SLOW_PATTERN_TIMEOUT_S = 0.05  # the same, for a pattern that already took too long once
+TOTAL_MATCH_BUDGET_S = 2.0  # all matching during one `validate` call
 
 
 @dataclass
@@ -54,6 +70,151 @@ def json_path(parts: Any) -> str:
         else:
             out += "[" + json.dumps(part, ensure_ascii=False) + "]"
     return out
+
+
+# -- regular expressions with a time limit -------------------------------------------------------
+
+
+@lru_cache(maxsize=512)
+def compile_pattern(pattern: str) -> Any:
+    """`pattern` compiled by the `regex` package (raises `regex.error` and the like when it cannot)."""
+    return regex.compile(pattern)
+
+
+@dataclass
+class _Matching:
+    """Time spent matching during one validation, and what could not be decided."""
+
+    budget_s: float = TOTAL_MATCH_BUDGET_S
+    spent_s: float = 0.0
+    slow: set = field(default_factory=set)  # patterns that took too long once: tried again only briefly
+    memo: dict = field(default_factory=dict)  # (pattern, text) -> True / False / None (undecided)
+
+
+_MATCHING: contextvars.ContextVar[_Matching | None] = contextvars.ContextVar("toolcatalog_matching", default=None)
+
+
+def search(pattern: str, text: str) -> bool | None:
+    """Whether `pattern` matches somewhere in `text`; None when that could not be decided in time.
+
+    Raises `regex.error` for a pattern that does not compile.
+    """
+    compiled = compile_pattern(pattern)
+    state = _MATCHING.get()
+    if state is None:
+        state = _Matching()
+    memo_key = (pattern, text)
+    if memo_key in state.memo:
+        return state.memo[memo_key]
+    if state.spent_s >= state.budget_s:
+        state.memo[memo_key] = None
+        return None
+    timeout = min(SLOW_PATTERN_TIMEOUT_S if pattern in state.slow else MATCH_TIMEOUT_S, state.budget_s - state.spent_s)
+    started = time.monotonic()
+    try:
+        # concurrent=True: other threads (other tools' runs) go on while this one matches.
+        found: bool | None = compiled.search(text, timeout=timeout, concurrent=True) is not None
+    except TimeoutError:
+        found = None
+        state.slow.add(pattern)
+    state.spent_s += time.monotonic() - started
+    state.memo[memo_key] = found
+    return found
+
+
+def too_slow(pattern: str, what: str = "the value") -> str:
+    return (
+        f"pattern {pattern!r} took too long to match (catastrophic backtracking); "
+        f"{what} was not checked against it"
+    )
+
+
+class _UndecidedMatches:
+    """A stand-in for the `re` module inside jsonschema's property helpers: an undecided match
+    counts as a match (the property is covered by `patternProperties`, which reports it)."""
+
+    @staticmethod
+    def search(pattern: str, text: str) -> bool:
+        return search(pattern, text) is not False
+
+
+def _pattern(validator: Any, patrn: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "string"):
+        return
+    found = search(patrn, instance)
+    if found is None:
+        yield ValidationError(too_slow(patrn))
+    elif not found:
+        yield ValidationError(f"{instance!r} does not match {patrn!r}")
+
+
+def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    for patrn, subschema in patterns.items():
+        for name, value in instance.items():
+            found = search(patrn, name)
+            if found is None:
+                yield ValidationError(too_slow(patrn, f"the property name {name!r}"), path=[name])
+            elif found:
+                yield from validator.descend(value, subschema, path=name, schema_path=patrn)
+
+
+def _additional_properties(validator: Any, aP: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    properties = schema.get("properties", {})
+    patterns = schema.get("patternProperties", {})
+    extras = {
+        name for name in instance
+        if name not in properties and not any(search(p, name) is not False for p in patterns)
+    }
+    if validator.is_type(aP, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], aP, path=extra)
+    elif not aP and extras:
+        if patterns:
+            verb = "does" if len(extras) == 1 else "do"
+            joined = ", ".join(repr(each) for each in sorted(extras))
+            listed = ", ".join(repr(each) for each in sorted(patterns))
+            yield ValidationError(f"{joined} {verb} not match any of the regexes: {listed}")
+        else:
+            listed = sorted(extras, key=str)
+            verb = "was" if len(listed) == 1 else "were"
+            yield ValidationError(f"Additional properties are not allowed ({', '.join(map(repr, listed))} {verb} unexpected)")
+
+
+_EVALUATED_KEYS = "find_evaluated_property_keys_by_schema"
+
+
+def _with_safe_matching(keyword: Any) -> Any:
+    """jsonschema's `unevaluatedProperties` function, calling a copy of its recursive helper
+    (which tests property names against `patternProperties`) whose `re` is ours."""
+    helper = keyword.__globals__.get(_EVALUATED_KEYS)
+    if not isinstance(helper, types.FunctionType) or "re" not in helper.__globals__:
+        return keyword  # a jsonschema laid out differently; tests/test_review_runner.py notices
+    helper_globals = dict(helper.__globals__)
+    safe_helper = types.FunctionType(helper.__code__, helper_globals, helper.__name__, helper.__defaults__, helper.__closure__)
+    helper_globals["re"] = _UndecidedMatches
+    helper_globals[_EVALUATED_KEYS] = safe_helper  # its recursive calls use the copy too
+    keyword_globals = dict(keyword.__globals__)
+    keyword_globals[_EVALUATED_KEYS] = safe_helper
+    return types.FunctionType(keyword.__code__, keyword_globals, keyword.__name__, keyword.__defaults__, keyword.__closure__)
+
+
+_SAFE_KEYWORDS: dict[str, Any] = {
+    "pattern": lambda original: _pattern,
+    "patternProperties": lambda original: _pattern_properties,
+    "additionalProperties": lambda original: _additional_properties,
+    "unevaluatedProperties": _with_safe_matching,
+}
+
+
+@lru_cache(maxsize=None)
+def safe_validator_class(cls: type) -> type:
+    """`cls` with every keyword that matches regular expressions matching them under a time limit."""
+    replaced = {name: _SAFE_KEYWORDS[name](fn) for name, fn in cls.VALIDATORS.items() if name in _SAFE_KEYWORDS}
+    return jsonschema.validators.extend(cls, validators=replaced)
 
 
 def _validator_class(schema: Any) -> tuple[type, Problem | None]:
@@ -115,8 +276,8 @@ def check_schema(schema: Any) -> list[Problem]:
                     )
         for path, pattern in _patterns(schema, ()):
             try:
-                re.compile(pattern)
-            except (re.error, OverflowError, RecursionError) as exc:
+                compile_pattern(pattern)
+            except (regex.error, re.error, OverflowError, RecursionError) as exc:
                 problems.append(
                     Problem(path, f"{pattern!r} is not a regular expression Python can compile ({exc}), so values cannot be checked against it")
                 )
@@ -189,17 +350,20 @@ def validate(schema: Any, instance: Any, limit: int = 10) -> list[Problem]:
     if not isinstance(schema, dict):
         return []
     cls, _ = _validator_class(schema)
+    token = _MATCHING.set(_Matching())
     try:
         registry, _base = _registry(schema, cls, _accept_anything)
-        validator = cls(schema, registry=registry)
+        validator = safe_validator_class(cls)(schema, registry=registry)
         errors = sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path)))
         return [Problem(tuple(e.absolute_path), e.message) for e in errors[:limit]]
     except RecursionError:
         return [Problem((), "the schema refers to itself without end; the value could not be checked")]
     except referencing.exceptions.Unresolvable as exc:
         return [Problem((), f"a `$ref` could not be resolved: {exc}")]
-    except re.error as exc:  # a `pattern` check_schema could not see (it skips data-like keys)
+    except (regex.error, re.error, OverflowError) as exc:  # a `pattern` check_schema could not see (it skips data-like keys)
         return [Problem((), f"a `pattern` in the schema is not a regular expression Python can compile ({exc})")]
+    finally:
+        _MATCHING.reset(token)
 
 
 @lru_cache(maxsize=None)

@@ -16,12 +16,19 @@ A command that cannot start (missing executable, permission denied, ...) gives
 a result with `error` set and `exit_code` None; `run_process` itself does not
 raise for those.
 
+Inside `with cancel_on(event):`, setting `event` (from any thread) stops the
+run: a process not yet started is not started, a running one has its group
+killed within a quarter of a second, and the result says it was cancelled.
+This is how Ctrl-C stops the runs already under way on worker threads.
+
 POSIX only in earnest; on Windows it falls back to `subprocess.run` with a
 timeout (caps applied after the fact, untested).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import errno
 import os
 import re
@@ -30,15 +37,18 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Iterator, Mapping
 
 __all__ = [
+    "CANCELLED",
     "ENV_ALLOWLIST",
     "PROVIDER_VARS",
     "ProcessResult",
+    "cancel_on",
     "interpreter_for",
     "run_process",
     "scrubbed_env",
@@ -72,6 +82,19 @@ _DRAIN_GRACE_S = 0.5  # after killing the group: how long to read what is left
 _LEFTOVER_GRACE_S = 0.3  # leader exited, pipes still open: wait this long, then kill the rest
 _REAP_TIMEOUT_S = 1.0  # after SIGKILL, how long to wait for the leader to be reaped
 _MAX_TICK_S = 0.25
+
+CANCELLED = "cancelled: the run was interrupted"
+_CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("toolcatalog_cancel", default=None)
+
+
+@contextlib.contextmanager
+def cancel_on(event: threading.Event) -> Iterator[None]:
+    """Runs started in this block (this thread) stop as soon as `event` is set."""
+    token = _CANCEL.set(event)
+    try:
+        yield
+    finally:
+        _CANCEL.reset(token)
 
 
 @dataclass
@@ -222,6 +245,9 @@ def run_process(
     started = time.monotonic()
     if not argv:
         return _failed(argv, "empty command", started)
+    cancel = _CANCEL.get()
+    if cancel is not None and cancel.is_set():
+        return _failed(argv, CANCELLED, started)
     if os.name != "posix":  # pragma: no cover - Windows fallback, untested
         return _run_simple(argv, cwd, stdin, timeout_s, env, max_stdout, max_stderr, started)
     try:
@@ -241,15 +267,18 @@ def run_process(
         return _failed(argv, _start_error(exc, argv, Path(cwd)), started)
     except (ValueError, TypeError) as exc:  # e.g. an embedded NUL byte
         return _failed(argv, f"could not start {argv[0]}: {exc}", started)
-    return _Runner(proc, argv, stdin, timeout_s, max_stdout, max_stderr, started).run()
+    return _Runner(proc, argv, stdin, timeout_s, max_stdout, max_stderr, started, cancel).run()
 
 
 class _Runner:
     """The selectors loop for one started process (POSIX)."""
 
     def __init__(self, proc: subprocess.Popen, argv: list[str], stdin: bytes | None,
-                 timeout_s: float, max_stdout: int, max_stderr: int, started: float) -> None:
+                 timeout_s: float, max_stdout: int, max_stderr: int, started: float,
+                 cancel: threading.Event | None = None) -> None:
         self.proc = proc
+        self.cancel = cancel
+        self.cancelled = False
         self.argv = argv
         self.started = started
         self.deadline = started + max(0.0, float(timeout_s))
@@ -371,6 +400,10 @@ class _Runner:
     def _next_wait(self, now: float) -> float | None:
         """Seconds to wait in select(); None means the loop is done."""
         pipes_open = self._pipes_open()
+        if self.killed_at is None and self.cancel is not None and self.cancel.is_set():
+            self.cancelled = True
+            self._kill_group()
+            return 0.0
         if self.killed_at is not None:
             if not pipes_open or now - self.killed_at >= _DRAIN_GRACE_S:
                 return None
@@ -419,6 +452,7 @@ class _Runner:
             stdout_truncated=self.truncated["out"],
             stderr_truncated=self.truncated["err"],
             duration_s=time.monotonic() - self.started,
+            error=CANCELLED if self.cancelled else None,
         )
 
     def _finish(self) -> int | None:

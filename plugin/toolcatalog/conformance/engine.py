@@ -6,14 +6,22 @@ processes. Tasks of all tools run together on one thread pool. A finished job
 yields an *outcome*, a plain JSON value that is both what the cache stores and
 the only thing applied to the model, so a cached result and a fresh one render
 and export identically.
+
+Failure policy: a task or a `finish` that raises, or a planner that does, makes
+that one tool `failed` with the internal error named; every other tool is still
+checked. An outcome of the wrong shape, fresh or cached, is never applied: from
+the cache it is a miss, fresh it is such an internal error. Ctrl-C cancels every
+queued task and stops the running processes instead of waiting for them.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 import os
 import platform as platform_module
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -24,12 +32,22 @@ from typing import Any, Callable
 from .. import __version__
 from ..model import Catalog, Check, Capability, Run, Tool
 from ..options import Options
-from ..process import scrubbed_env
+from ..process import cancel_on, scrubbed_env
 from . import cache as cache_mod
 
 Outcome = dict[str, Any]
 _RUN_FIELDS = frozenset(f.name for f in fields(Run))
 Task = Callable[[], Any]
+Planner = Callable[[Tool, "Context"], "Job"]
+
+TOOL_STATUSES = frozenset({
+    "passed", "failed", "invalid", "not-run", "not-applicable", "not-implemented", "missing-requirement", "no-examples",
+})
+EXAMPLE_STATUSES = frozenset({"passed", "failed", "not-run"})
+RUN_STATUSES = frozenset({"passed", "failed", "not-run", "skipped"})
+CHECK_STATUSES = frozenset({"pass", "fail", "skip"})
+CAPABILITY_KINDS = frozenset({"deterministic", "model-backed", None})
+TOOL_KINDS = frozenset({"deterministic", "model-backed", "mixed", None})
 
 
 @dataclass
@@ -82,11 +100,19 @@ def make_context(options: Options, workspace: Path) -> Context:
     )
 
 
-def check(catalog: Catalog, options: Options, only: set[str] | None = None) -> Stats:
-    """Run every runnable example and check; results land on the model. Returns what it did."""
+def format_planners() -> dict[str, Planner]:
+    """The planner of each manifest format."""
     from . import agentproto, smarttool, speccify
 
-    planners = {"speccify": speccify.plan, "aip-14": agentproto.plan, "smart-tool": smarttool.plan}
+    return {"speccify": speccify.plan, "aip-14": agentproto.plan, "smart-tool": smarttool.plan}
+
+
+def check(catalog: Catalog, options: Options, only: set[str] | None = None, planners: dict[str, Planner] | None = None) -> Stats:
+    """Run every runnable example and check; results land on the model. Returns what it did.
+
+    `planners` replaces the format planners (by format name); the default is `format_planners()`.
+    """
+    planners = format_planners() if planners is None else planners
     started = time.monotonic()
     ctx = make_context(options, catalog.root)
     folder = None
@@ -99,6 +125,10 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None) -> S
         "toolcatalog-results-v1",
         __version__,
         _code_digest(),
+        # Results hold this checkout's absolute paths (in details, stderr, outputs); the catalog
+        # scrubs only the current root's, so a result is never reused by another checkout.
+        os.path.abspath(catalog.root),
+        os.path.realpath(catalog.root),
         sys.executable,
         sys.version,
         platform_module.platform(),
@@ -108,16 +138,25 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None) -> S
         sorted((name, os.environ.get(name)) for name in options.env),
         options.max_output_bytes,
     ]
+
+    def key_of(tool: Tool, job: Job) -> str:
+        return cache_mod.key([*common, tool.format, tool.source, *job.key_parts])
+
     stats = Stats()
     pending: list[tuple[Tool, Job, str]] = []
     for tool in catalog.tools:
         if only is not None and tool.id not in only:
             continue
         stats.tools += 1
-        job = planners[tool.format](tool, ctx)
-        cache_key = cache_mod.key([*common, tool.format, tool.source, *job.key_parts])
+        try:
+            job = planners[tool.format](tool, ctx)
+            cache_key = key_of(tool, job)
+        except Exception as exc:  # a bug in a planner fails this tool, not the build
+            apply(tool, crash_outcome(tool, exc, "while planning its checks"))
+            continue
         if job.outcome is not None and not job.tasks:
-            apply(tool, job.outcome)
+            outcome = job.outcome if valid_outcome(tool, job.outcome) else crash_outcome(tool, None, "the planner's result is malformed")
+            apply(tool, outcome)
             continue
         cached = store.get(cache_key)
         if cached is not None and _applicable(tool, cached):
@@ -130,18 +169,91 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None) -> S
     results: dict[int, list[Any]] = {index: [] for index in range(len(pending))}
     if tasks:
         workers = max(1, min(options.jobs or os.cpu_count() or 1, len(tasks)))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="toolcatalog") as pool:
-            futures = [(index, pool.submit(task)) for index, task in tasks]
+        stop = threading.Event()
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="toolcatalog")
+        try:
+            futures = [(index, pool.submit(_guarded, task, stop)) for index, task in tasks]
             for index, future in futures:
                 results[index].append(future.result())
+        except BaseException:
+            # Ctrl-C (or anything else): drop what is queued, stop what runs, and do not wait for it.
+            stop.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
     for index, (tool, job, cache_key) in enumerate(pending):
-        assert job.finish is not None
-        outcome = job.finish(results[index])
+        outcome = _finish(tool, job, results[index])
         stats.processes += int(outcome.get("processes", 0))
-        store.put(cache_key, outcome)
+        if not outcome.get("internal_error"):
+            store.put(cache_key, outcome)
+            _store_after_run(tool, job, cache_key, outcome, planners, ctx, key_of, store)
         apply(tool, outcome)
     stats.seconds = time.monotonic() - started
     return stats
+
+
+class _Crash:
+    """What a task that raised leaves in place of its result."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+def _guarded(task: Task, stop: threading.Event) -> Any:
+    with cancel_on(stop):
+        try:
+            return task()
+        except Exception as exc:
+            return _Crash(exc)
+
+
+def _finish(tool: Tool, job: Job, results: list[Any]) -> Outcome:
+    """The job's outcome from its task results; an internal-error outcome when anything went wrong."""
+    crashed = next((r for r in results if isinstance(r, _Crash)), None)
+    if crashed is not None:
+        return crash_outcome(tool, crashed.exc, "while running its checks")
+    if job.finish is None:
+        return crash_outcome(tool, None, "a job with tasks has no `finish`")
+    try:
+        outcome = job.finish(results)
+    except Exception as exc:
+        return crash_outcome(tool, exc, "while judging its results")
+    if not valid_outcome(tool, outcome):
+        return crash_outcome(tool, None, "the runner produced a malformed result")
+    return outcome
+
+
+def _store_after_run(tool: Tool, job: Job, cache_key: str, outcome: Outcome, planners: dict[str, Planner],
+                     ctx: Context, key_of: Callable[[Tool, Job], str], store: cache_mod.ResultCache) -> None:
+    """Also store the outcome under the key the tool has *after* its run.
+
+    A tool that writes into its own folder changes the tree its key hashes. Without this, the
+    next build (and `mkdocs serve`, whose watcher sees that very write) misses the cache, runs
+    the tool again, which writes again: a rebuild loop. Planning again is cheap (hashing only).
+    """
+    if store.folder is None:
+        return
+    try:
+        after = key_of(tool, planners[tool.format](tool, ctx))
+    except Exception:
+        return
+    if after != cache_key:
+        store.put(after, outcome)
+
+
+def crash_outcome(tool: Tool, exc: BaseException | None, when: str) -> Outcome:
+    """A tool `failed` because of a bug in the checking itself: named, never cached, never fatal."""
+    if exc is None:
+        detail = f"internal error: {when}; please report it"
+    else:
+        detail = f"internal error {when} ({type(exc).__name__}: {exc}); please report it"
+    return {
+        "status": "failed",
+        "status_detail": detail,
+        "examples": [{"status": "not-run", "detail": detail, "runs": []} for _ in tool.examples],
+        "processes": 0,
+        "internal_error": True,
+    }
 
 
 @lru_cache(maxsize=1)
@@ -174,10 +286,13 @@ def apply(tool: Tool, outcome: Outcome) -> None:
 
 
 def _applicable(tool: Tool, outcome: Any) -> bool:
-    """Whether `apply` accepts a cached outcome: a damaged cache entry is a miss, never fatal.
+    """Whether `apply` accepts a cached outcome: a damaged or planted entry is a miss, never fatal.
 
-    Tried on a throwaway copy, so a half-applied bad entry never reaches the model.
+    The shape is checked strictly first (`valid_outcome`); then `apply` is tried on a throwaway
+    copy, so a half-applied bad entry never reaches the model.
     """
+    if not valid_outcome(tool, outcome) or outcome.get("internal_error"):
+        return False
     probe = replace(
         tool,
         examples=[copy.copy(e) for e in tool.examples],
@@ -185,9 +300,111 @@ def _applicable(tool: Tool, outcome: Any) -> bool:
     )
     try:
         apply(probe, outcome)
-    except Exception:  # any shape error (AttributeError, TypeError, ...) in a tampered or stale entry
+    except Exception:  # any shape error (AttributeError, TypeError, ...) valid_outcome missed
         return False
     return True
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _opt(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: value is None or check(value)
+
+
+def _fields_ok(value: Any, required: dict[str, Callable[[Any], bool]], optional: dict[str, Callable[[Any], bool]],
+               closed: bool = False) -> bool:
+    if not isinstance(value, dict) or not all(name in value for name in required):
+        return False
+    known = {**required, **optional}
+    if closed and any(name not in known for name in value):
+        return False
+    return all(check(value[name]) for name, check in known.items() if name in value)
+
+
+def _list_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, list) and all(check(item) for item in value)
+
+
+def _json_clean(value: Any) -> bool:
+    """Plain JSON all the way down (string keys, finite numbers), every string valid UTF-8."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate cannot be written out
+                return False
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    return False
+                stack.append(key)
+                stack.append(child)
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return False
+        elif item is not None and not isinstance(item, (bool, int)):
+            return False
+    return True
+
+
+_RUN_SHAPE = (
+    {"status": lambda v: v in RUN_STATUSES, "detail": _is_str},
+    {
+        "driver": _opt(_is_str),
+        "argv": _list_of(_is_str),
+        "has_actual": lambda v: isinstance(v, bool),
+        "exit_code": _opt(_is_int),
+        "stderr": _is_str,
+        "duration_ms": _opt(_is_int),
+        "started": lambda v: isinstance(v, bool),
+    },
+)
+_EXAMPLE_SHAPE = (
+    {"status": lambda v: v in EXAMPLE_STATUSES, "detail": _is_str, "runs": _list_of(lambda r: _fields_ok(r, *_RUN_SHAPE))},
+    {},
+)
+_CHECK_SHAPE = ({"id": _is_str, "status": lambda v: v in CHECK_STATUSES}, {"detail": _is_str, "spec": _is_str})
+_CAPABILITY_SHAPE = ({"name": _is_str}, {"kind": lambda v: v in CAPABILITY_KINDS, "summary": _opt(_is_str)})
+_OUTCOME_SHAPE = (
+    {
+        "status": lambda v: v in TOOL_STATUSES,
+        "status_detail": _is_str,
+        "examples": _list_of(lambda e: _fields_ok(e, *_EXAMPLE_SHAPE)),
+        "processes": lambda v: _is_int(v) and v >= 0,
+    },
+    {
+        "checks": _list_of(lambda c: _fields_ok(c, *_CHECK_SHAPE, closed=True)),
+        "capabilities": _opt(_list_of(lambda c: _fields_ok(c, *_CAPABILITY_SHAPE, closed=True))),
+        "capability_help": lambda v: isinstance(v, dict) and all(_is_str(k) and _is_str(x) for k, x in v.items()),
+        "kind": lambda v: v in TOOL_KINDS,
+        "drivers": lambda v: isinstance(v, dict) and all(_is_str(k) and _is_str(x) for k, x in v.items()),
+        "internal_error": lambda v: isinstance(v, bool),
+    },
+)
+
+
+def valid_outcome(tool: Tool, outcome: Any) -> bool:
+    """Whether `outcome` has exactly the shape the runners produce and the catalog can publish:
+    known statuses, the right type for every field `apply` reads, plain JSON, one result per
+    example of `tool` (or none)."""
+    try:
+        if not _fields_ok(outcome, *_OUTCOME_SHAPE):
+            return False
+        if len(outcome["examples"]) not in (0, len(tool.examples)):
+            return False
+        return _json_clean(outcome)
+    except (TypeError, ValueError, RecursionError):
+        return False
 
 
 def not_run_outcome(tool: Tool, status: str, detail: str) -> Outcome:

@@ -7,6 +7,9 @@ the capabilities and their deterministic/model-backed labels. Model-backed
 capabilities are never called: the runtime rules only ask for help, run the
 `deterministic_smoke` argv and an unknown capability. Every rule runs and is
 reported even when the manifest has errors, so a reviewer sees all problems.
+A tool whose `platforms` exclude this OS is `not-applicable`: nothing runs and
+only the static rules are reported. At most `MAX_CAPABILITY_HELP` capabilities
+get a `<capability> --help` call; the rest are named as not checked.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ CAPABILITY_LINE = re.compile(r"^- `(?P<name>[^`]+)` \[(?P<kind>deterministic|mod
 DISCLOSES = re.compile(r"model[- ]?backed", re.IGNORECASE)
 UNKNOWN_CAPABILITY = "__toolcatalog_no_such_capability__"
 TRACEBACK = "Traceback (most recent call last)"
+MAX_CAPABILITY_HELP = 50  # `<capability> --help` calls per tool; each one starts a process
 
 STATIC_RULES = (
     ("descriptor-present", "packaging.md"),
@@ -97,6 +101,15 @@ def plan(tool: Tool, ctx: Context) -> Job:
     argv = _argv(tool)
     root = Path(tool.descriptor_source and (ctx.workspace / tool.descriptor_source).parent or tool.dir)
     parts: list[Any] = [hash_tree(root), tool.descriptor]
+    if tool.platforms and ctx.platform not in tool.platforms:
+        outcome = {
+            "status": "not-applicable",
+            "status_detail": f"platforms {', '.join(tool.platforms)} exclude {ctx.platform}",
+            "examples": [],
+            "checks": statics,
+            "processes": 0,
+        }
+        return Job(parts, outcome=outcome)
     if argv is None:
         reason = "not run: no smart-tool.json says how to run this tool" if tool.descriptor is None else "not run: smart-tool.json has no usable `cli_argv`"
         outcome = {
@@ -166,15 +179,20 @@ def run_rules(tool: Tool, argv: list[str], smoke: list[str] | None, root: Path, 
     })
     capability_help: dict[str, str] = {}
     bad_help = []
-    for capability in capabilities:
+    for capability in capabilities[:MAX_CAPABILITY_HELP]:
         result = call([capability["name"], "--help"])
         capability_help[capability["name"]] = excerpt(result.stdout, 20000)
         if result.exit_code != 0:
             bad_help.append(f"`{capability['name']} --help`: {failure(result)}")
+    notes = list(bad_help)
+    unchecked = capabilities[MAX_CAPABILITY_HELP:]
+    if unchecked:
+        names = ", ".join(f"`{c['name']}`" for c in unchecked[:10]) + (", ..." if len(unchecked) > 10 else "")
+        notes.append(f"{len(unchecked)} more capabilities not checked (only the first {MAX_CAPABILITY_HELP} get a `--help` call): {names}")
     checks.append({
         "id": "capability-help", "spec": "invocation.md",
         "status": ("fail" if bad_help else "pass") if capabilities else "skip",
-        "detail": "; ".join(bad_help) if capabilities else "`--help` lists no capabilities in the `- `name` [kind] -- summary` form",
+        "detail": "; ".join(notes) if capabilities else "`--help` lists no capabilities in the `- `name` [kind] -- summary` form",
     })
     if smoke:
         result = call([str(a) for a in smoke])
