@@ -8,7 +8,6 @@ import select
 import socket
 import threading
 import time
-from pathlib import Path
 
 import pytest
 

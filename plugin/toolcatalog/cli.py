@@ -14,11 +14,9 @@ output that cannot be produced), 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from . import __version__
 from . import catalog as catalog_json

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import nodesemver
 
-from .discover import relative
 from .formats import aip14
 from .model import ERROR, WARNING, Catalog, Diagnostic, Driver, Implementation, Tool
 

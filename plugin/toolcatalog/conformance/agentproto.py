@@ -22,7 +22,8 @@ from ..model import Driver, Implementation, Tool
 from ..process import run_process
 from . import argv as argv_mod
 from .cache import hash_tree
-from .engine import Context, Job, Outcome, excerpt, last_line, not_run_outcome
+from .engine import Context, Job, excerpt, last_line
+from .outcome import Outcome, not_run_outcome
 
 RUNNABLE_KINDS = ("cli", "mcp")
 

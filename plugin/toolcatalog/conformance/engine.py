@@ -17,7 +17,6 @@ queued task and stops the running processes instead of waiting for them.
 from __future__ import annotations
 
 import copy
-import math
 import os
 import platform as platform_module
 import sys
@@ -25,29 +24,20 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from .. import __version__
-from ..model import Catalog, Check, Capability, Run, Tool
+from ..model import Catalog, Tool
 from ..options import Options
 from ..process import cancel_on, scrubbed_env
 from . import cache as cache_mod
+from .outcome import Outcome, apply, crash_outcome, valid_outcome
 
-Outcome = dict[str, Any]
-_RUN_FIELDS = frozenset(f.name for f in fields(Run))
 Task = Callable[[], Any]
 Planner = Callable[[Tool, "Context"], "Job"]
 
-TOOL_STATUSES = frozenset({
-    "passed", "failed", "invalid", "not-run", "not-applicable", "not-implemented", "missing-requirement", "no-examples",
-})
-EXAMPLE_STATUSES = frozenset({"passed", "failed", "not-run"})
-RUN_STATUSES = frozenset({"passed", "failed", "not-run", "skipped"})
-CHECK_STATUSES = frozenset({"pass", "fail", "skip"})
-CAPABILITY_KINDS = frozenset({"deterministic", "model-backed", None})
-TOOL_KINDS = frozenset({"deterministic", "model-backed", "mixed", None})
 
 
 @dataclass
@@ -241,21 +231,6 @@ def _store_after_run(tool: Tool, job: Job, cache_key: str, outcome: Outcome, pla
         store.put(after, outcome)
 
 
-def crash_outcome(tool: Tool, exc: BaseException | None, when: str) -> Outcome:
-    """A tool `failed` because of a bug in the checking itself: named, never cached, never fatal."""
-    if exc is None:
-        detail = f"internal error: {when}; please report it"
-    else:
-        detail = f"internal error {when} ({type(exc).__name__}: {exc}); please report it"
-    return {
-        "status": "failed",
-        "status_detail": detail,
-        "examples": [{"status": "not-run", "detail": detail, "runs": []} for _ in tool.examples],
-        "processes": 0,
-        "internal_error": True,
-    }
-
-
 @lru_cache(maxsize=1)
 def _code_digest() -> str:
     """A hash of the code that produces results, so a changed runner never reuses stale results
@@ -263,26 +238,6 @@ def _code_digest() -> str:
     package = Path(__file__).resolve().parent.parent
     files = sorted([*package.joinpath("conformance").glob("*.py"), package / "process.py", package / "matching.py"])
     return cache_mod.key([(f.name, f.read_bytes().hex()) for f in files if f.is_file()])
-
-
-def apply(tool: Tool, outcome: Outcome) -> None:
-    """Put an outcome (fresh or cached) on the model."""
-    tool.status = "invalid" if not tool.valid else outcome.get("status", "not-run")
-    tool.status_detail = outcome.get("status_detail", "")
-    for example, result in zip(tool.examples, outcome.get("examples", [])):
-        example.status = result.get("status", "not-run")
-        example.detail = result.get("detail", "")
-        example.runs = [Run(**{k: v for k, v in run.items() if k in _RUN_FIELDS}) for run in result.get("runs", [])]
-    if "checks" in outcome:
-        tool.checks = [Check(**check) for check in outcome["checks"]]
-    if outcome.get("capabilities") is not None:
-        tool.capabilities = [Capability(**c) for c in outcome["capabilities"]]
-        tool.capability_help = dict(outcome.get("capability_help", {}))
-        tool.kind = outcome.get("kind", tool.kind)
-    for driver in tool.drivers:
-        reason = outcome.get("drivers", {}).get(driver.id)
-        if reason is not None:
-            driver.run_status[tool.id] = reason
 
 
 def _applicable(tool: Tool, outcome: Any) -> bool:
@@ -303,118 +258,6 @@ def _applicable(tool: Tool, outcome: Any) -> bool:
     except Exception:  # any shape error (AttributeError, TypeError, ...) valid_outcome missed
         return False
     return True
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_str(value: Any) -> bool:
-    return isinstance(value, str)
-
-
-def _opt(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    return lambda value: value is None or check(value)
-
-
-def _fields_ok(value: Any, required: dict[str, Callable[[Any], bool]], optional: dict[str, Callable[[Any], bool]],
-               closed: bool = False) -> bool:
-    if not isinstance(value, dict) or not all(name in value for name in required):
-        return False
-    known = {**required, **optional}
-    if closed and any(name not in known for name in value):
-        return False
-    return all(check(value[name]) for name, check in known.items() if name in value)
-
-
-def _list_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    return lambda value: isinstance(value, list) and all(check(item) for item in value)
-
-
-def _json_clean(value: Any) -> bool:
-    """Plain JSON all the way down (string keys, finite numbers), every string valid UTF-8."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:  # a lone surrogate cannot be written out
-                return False
-        elif isinstance(item, dict):
-            for key, child in item.items():
-                if not isinstance(key, str):
-                    return False
-                stack.append(key)
-                stack.append(child)
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, float):
-            if not math.isfinite(item):
-                return False
-        elif item is not None and not isinstance(item, (bool, int)):
-            return False
-    return True
-
-
-_RUN_SHAPE = (
-    {"status": lambda v: v in RUN_STATUSES, "detail": _is_str},
-    {
-        "driver": _opt(_is_str),
-        "argv": _list_of(_is_str),
-        "has_actual": lambda v: isinstance(v, bool),
-        "exit_code": _opt(_is_int),
-        "stderr": _is_str,
-        "duration_ms": _opt(_is_int),
-        "started": lambda v: isinstance(v, bool),
-    },
-)
-_EXAMPLE_SHAPE = (
-    {"status": lambda v: v in EXAMPLE_STATUSES, "detail": _is_str, "runs": _list_of(lambda r: _fields_ok(r, *_RUN_SHAPE))},
-    {},
-)
-_CHECK_SHAPE = ({"id": _is_str, "status": lambda v: v in CHECK_STATUSES}, {"detail": _is_str, "spec": _is_str})
-_CAPABILITY_SHAPE = ({"name": _is_str}, {"kind": lambda v: v in CAPABILITY_KINDS, "summary": _opt(_is_str)})
-_OUTCOME_SHAPE = (
-    {
-        "status": lambda v: v in TOOL_STATUSES,
-        "status_detail": _is_str,
-        "examples": _list_of(lambda e: _fields_ok(e, *_EXAMPLE_SHAPE)),
-        "processes": lambda v: _is_int(v) and v >= 0,
-    },
-    {
-        "checks": _list_of(lambda c: _fields_ok(c, *_CHECK_SHAPE, closed=True)),
-        "capabilities": _opt(_list_of(lambda c: _fields_ok(c, *_CAPABILITY_SHAPE, closed=True))),
-        "capability_help": lambda v: isinstance(v, dict) and all(_is_str(k) and _is_str(x) for k, x in v.items()),
-        "kind": lambda v: v in TOOL_KINDS,
-        "drivers": lambda v: isinstance(v, dict) and all(_is_str(k) and _is_str(x) for k, x in v.items()),
-        "internal_error": lambda v: isinstance(v, bool),
-    },
-)
-
-
-def valid_outcome(tool: Tool, outcome: Any) -> bool:
-    """Whether `outcome` has exactly the shape the runners produce and the catalog can publish:
-    known statuses, the right type for every field `apply` reads, plain JSON, one result per
-    example of `tool` (or none)."""
-    try:
-        if not _fields_ok(outcome, *_OUTCOME_SHAPE):
-            return False
-        if len(outcome["examples"]) not in (0, len(tool.examples)):
-            return False
-        return _json_clean(outcome)
-    except (TypeError, ValueError, RecursionError):
-        return False
-
-
-def not_run_outcome(tool: Tool, status: str, detail: str) -> Outcome:
-    """Nothing runs: every example is `not-run` with the same reason."""
-    return {
-        "status": status,
-        "status_detail": detail,
-        "examples": [{"status": "not-run", "detail": detail, "runs": []} for _ in tool.examples],
-        "processes": 0,
-    }
 
 
 def excerpt(data: bytes, limit: int = 2000) -> str:

@@ -23,7 +23,8 @@ from typing import Any
 from ..model import DETERMINISTIC, MODEL_BACKED, Tool
 from ..process import run_process
 from .cache import hash_tree
-from .engine import Context, Job, Outcome, excerpt
+from .engine import Context, Job, excerpt
+from .outcome import Outcome
 
 CAPABILITY_LINE = re.compile(r"^- `(?P<name>[^`]+)` \[(?P<kind>deterministic|model-backed)\] -- (?P<summary>.+)$", re.MULTILINE)
 DISCLOSES = re.compile(r"model[- ]?backed", re.IGNORECASE)

@@ -21,7 +21,8 @@ from ..matching import differences, parse_json_output
 from ..model import Example, Tool
 from ..process import interpreter_for, run_process
 from .cache import hash_tree
-from .engine import Context, Job, Outcome, excerpt, last_line, not_run_outcome
+from .engine import Context, Job, excerpt, last_line
+from .outcome import Outcome, not_run_outcome
 
 
 def implementation_for(tool: Tool, platform: str) -> Path | None:

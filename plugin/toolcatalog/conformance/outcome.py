@@ -1,0 +1,77 @@
+"""Outcomes: the plain JSON a tool's check produces, the cache stores, and the model receives.
+
+`schemas/outcome.schema.json` describes the shape; `valid_outcome` holds every outcome to it (plus
+what a schema cannot say), so a damaged or planted cache entry is a miss and never reaches a page
+or the catalog.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from typing import Any
+
+from .. import jsonschemas
+from ..model import Capability, Check, Run, Tool
+
+Outcome = dict[str, Any]
+SCHEMA = "outcome.schema.json"
+_RUN_FIELDS = frozenset(f.name for f in fields(Run))
+
+
+def valid_outcome(tool: Tool, outcome: Any) -> bool:
+    """Whether `outcome` has exactly the shape the runners produce and the catalog can publish:
+    the schema's statuses and types, plain finite JSON with Unicode text, and one result per
+    example of `tool` (or none)."""
+    try:
+        json.dumps(outcome, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except (TypeError, ValueError, RecursionError):  # not JSON, NaN/Infinity, a lone surrogate
+        return False
+    if jsonschemas.validate_bundled(SCHEMA, outcome):
+        return False
+    return len(outcome["examples"]) in (0, len(tool.examples))
+
+
+def apply(tool: Tool, outcome: Outcome) -> None:
+    """Put an outcome (fresh or cached) on the model."""
+    tool.status = "invalid" if not tool.valid else outcome.get("status", "not-run")
+    tool.status_detail = outcome.get("status_detail", "")
+    for example, result in zip(tool.examples, outcome.get("examples", [])):
+        example.status = result.get("status", "not-run")
+        example.detail = result.get("detail", "")
+        example.runs = [Run(**{k: v for k, v in run.items() if k in _RUN_FIELDS}) for run in result.get("runs", [])]
+    if "checks" in outcome:
+        tool.checks = [Check(**check) for check in outcome["checks"]]
+    if outcome.get("capabilities") is not None:
+        tool.capabilities = [Capability(**c) for c in outcome["capabilities"]]
+        tool.capability_help = dict(outcome.get("capability_help", {}))
+        tool.kind = outcome.get("kind", tool.kind)
+    for driver in tool.drivers:
+        reason = outcome.get("drivers", {}).get(driver.id)
+        if reason is not None:
+            driver.run_status[tool.id] = reason
+
+
+def not_run_outcome(tool: Tool, status: str, detail: str) -> Outcome:
+    """Nothing runs: every example is `not-run` with the same reason."""
+    return {
+        "status": status,
+        "status_detail": detail,
+        "examples": [{"status": "not-run", "detail": detail, "runs": []} for _ in tool.examples],
+        "processes": 0,
+    }
+
+
+def crash_outcome(tool: Tool, exc: BaseException | None, when: str) -> Outcome:
+    """A tool `failed` because of a bug in the checking itself: named, never cached, never fatal."""
+    if exc is None:
+        detail = f"internal error: {when}; please report it"
+    else:
+        detail = f"internal error {when} ({type(exc).__name__}: {exc}); please report it"
+    return {
+        "status": "failed",
+        "status_detail": detail,
+        "examples": [{"status": "not-run", "detail": detail, "runs": []} for _ in tool.examples],
+        "processes": 0,
+        "internal_error": True,
+    }
