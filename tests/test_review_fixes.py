@@ -62,3 +62,27 @@ def test_explicit_yaml_tags_must_fit_their_type(tmp_path: Path) -> None:
     for tool in catalog.tools:
         [diagnostic] = [d for d in tool.diagnostics if d.code == "yaml-tag"]
         assert diagnostic.line == 3 and "is not a valid" in diagnostic.message
+
+
+def test_a_pattern_that_runs_out_of_time_is_reported_as_unchecked_not_violated(tmp_path: Path) -> None:
+    write(
+        tmp_path / ".agent/tools/slow/TOOL.md",
+        """
+        ---
+        name: slow
+        description: A contract with a runaway pattern.
+        inputs: {type: object, properties: {s: {type: string, pattern: "^(a|a)*$"}}}
+        outputs: {type: object}
+        effects: none
+        ---
+        ## Examples
+        ### long input
+        input: {"s": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"}
+        output: {}
+        """,
+    )
+    [tool] = harvest(tmp_path, Options()).tools
+    assert tool.valid
+    [diagnostic] = [d for d in tool.diagnostics if d.code.startswith("example-")]
+    assert diagnostic.code == "example-undecided" and "could not be fully checked" in diagnostic.message
+    assert "violates" not in diagnostic.message

@@ -48,6 +48,7 @@ class Problem:
     path: tuple
     message: str
     fatal: bool = True  # False: worth saying, but the schema is still usable
+    undecided: bool = False  # the value could not be checked (a pattern ran out of time), not a violation
 
 
 def _refuse_retrieval(uri: str) -> referencing.Resource:
@@ -122,11 +123,11 @@ def search(pattern: str, text: str) -> bool | None:
     return found
 
 
+_NOT_CHECKED = "was not checked against it"
+
+
 def too_slow(pattern: str, what: str = "the value") -> str:
-    return (
-        f"pattern {pattern!r} took too long to match (catastrophic backtracking); "
-        f"{what} was not checked against it"
-    )
+    return f"pattern {pattern!r} took too long to match (catastrophic backtracking); {what} {_NOT_CHECKED}"
 
 
 class _UndecidedMatches:
@@ -355,7 +356,10 @@ def validate(schema: Any, instance: Any, limit: int = 10) -> list[Problem]:
         registry, _base = _registry(schema, cls, _accept_anything)
         validator = safe_validator_class(cls)(schema, registry=registry)
         errors = sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path)))
-        return [Problem(tuple(e.absolute_path), e.message) for e in errors[:limit]]
+        return [
+            Problem(tuple(e.absolute_path), e.message, undecided=e.message.endswith(_NOT_CHECKED))
+            for e in errors[:limit]
+        ]
     except RecursionError:
         return [Problem((), "the schema refers to itself without end; the value could not be checked")]
     except referencing.exceptions.Unresolvable as exc:
