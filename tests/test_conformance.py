@@ -16,7 +16,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import textwrap
@@ -27,6 +26,7 @@ from typing import Any
 import pytest
 import yaml
 
+from procs import gone, no_leftovers  # noqa: F401 (no_leftovers: an autouse fixture)
 from sitebuild import build, catalog as site_catalog, mkdocs_project, write
 from toolcatalog import catalog as catalog_json
 from toolcatalog.cli import main as cli_main
@@ -42,66 +42,6 @@ PY = sys.executable
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _state(pid: int) -> str | None:
-    """The process state letter from /proc (None: no such process)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat[stat.rindex(")") + 2 :].split()[0]
-
-
-def alive(pid: int) -> bool:
-    return _state(pid) not in (None, "Z", "X")
-
-
-def gone(*pids: int, within: float = 1.0) -> bool:
-    """Whether every pid is dead within `within` seconds (SIGKILL is delivered asynchronously)."""
-    deadline = time.monotonic() + within
-    while any(alive(p) for p in pids):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
-def _processes_under(root: Path) -> list[tuple[int, str]]:
-    """Live processes whose command line or working directory is inside `root`."""
-    marker = str(root)
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
-        except OSError:
-            continue
-        try:
-            cwd = os.readlink(entry / "cwd")
-        except OSError:
-            cwd = ""
-        if (marker in cmdline or cwd == marker or cwd.startswith(marker + "/")) and alive(int(entry.name)):
-            found.append((int(entry.name), cmdline))
-    return found
-
-
-@pytest.fixture(autouse=True)
-def no_leftovers(tmp_path: Path):
-    """No process started for a test may outlive it."""
-    yield
-    deadline = time.monotonic() + 2.0
-    left = _processes_under(tmp_path)
-    while left and time.monotonic() < deadline:
-        time.sleep(0.05)
-        left = _processes_under(tmp_path)
-    for pid, _ in left:  # do not let one leak poison the other tests
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    assert not left, f"processes left running: {left}"
 
 
 def run_check(root: Path, **options: Any) -> tuple[Catalog, engine.Stats]:

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
+from procs import no_leftovers  # noqa: F401 (an autouse fixture)
 from sitebuild import REPO, mkdocs_project, write
 from toolcatalog import catalog as catalog_json
 from toolcatalog import jsonschemas
@@ -38,42 +39,6 @@ ECHO_PY = "import json, sys\nprint(json.dumps(json.load(sys.stdin)))\n"
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _processes_under(root: Path) -> list[tuple[int, str]]:
-    marker = str(root)
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
-        except OSError:
-            continue
-        try:
-            cwd = os.readlink(entry / "cwd")
-        except OSError:
-            cwd = ""
-        if marker in cmdline or cwd.startswith(marker):
-            found.append((int(entry.name), cmdline))
-    return found
-
-
-@pytest.fixture(autouse=True)
-def no_leftovers(tmp_path: Path):
-    """No process started for a test may outlive it."""
-    yield
-    deadline = time.monotonic() + 3.0
-    left = _processes_under(tmp_path)
-    while left and time.monotonic() < deadline:
-        time.sleep(0.05)
-        left = _processes_under(tmp_path)
-    for pid, _ in left:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    assert not left, f"processes left running: {left}"
 
 
 def front_matter(data: dict[str, Any], body: str = "") -> str:

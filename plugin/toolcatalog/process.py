@@ -307,14 +307,7 @@ class _Runner:
     def _close_stdin(self) -> None:
         stream = self.proc.stdin
         if stream is not None and not stream.closed:
-            try:
-                self.sel.unregister(stream)
-            except (KeyError, ValueError):
-                pass
-            try:
-                stream.close()
-            except OSError:
-                pass
+            self._close_stream(stream)
 
     def _close_stream(self, stream) -> None:
         try:
