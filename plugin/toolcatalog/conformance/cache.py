@@ -10,9 +10,10 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable
+
+from ..catalog import write_atomic
 
 # Folders whose content never changes what a tool does, and can be huge.
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".cache", ".tox", ".mypy_cache", ".pytest_cache", "dist", "build", "site"})
@@ -141,12 +142,7 @@ class ResultCache:
     def put(self, cache_key: str, outcome: Any) -> None:
         if self.folder is None:
             return
-        path = self._path(cache_key)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"key": cache_key, "outcome": outcome}, handle, sort_keys=True)
-            os.replace(tmp, path)
+            write_atomic(self._path(cache_key), json.dumps({"key": cache_key, "outcome": outcome}, sort_keys=True))
         except OSError:
             pass  # a cache that cannot be written only costs time

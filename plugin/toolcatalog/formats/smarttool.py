@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import frontmatter, jsonschemas
+from ..discover import relative
 from ..frontmatter import ManifestError
 from ..model import Effects, Requirement, Tool
 from . import common
@@ -42,7 +43,7 @@ def parse_distribution(
 ) -> tuple[Tool, Path | None]:
     """A tool from a descriptor. Returns the tool and the manifest path it claimed."""
     root = descriptor_path.parent
-    source = common_rel(descriptor_path, workspace)
+    source = relative(descriptor_path, workspace)
     tool = Tool(id=root.name, name=root.name, format="smart-tool", source=source, abs_path=descriptor_path)
     tool.descriptor_source = source
     desc_sink = common.Sink(source, tool.diagnostics)
@@ -78,13 +79,13 @@ def parse_distribution(
     if not manifest_path.is_file():
         desc_sink.error(f"smart-tool.json: `manifest` {manifest_ref!r} does not exist", line, "descriptor-manifest")
         return tool, None
-    tool.source = common_rel(manifest_path, workspace)
+    tool.source = relative(manifest_path, workspace)
     tool.abs_path = manifest_path
     _parse_manifest(tool, manifest_path, root, max_bytes)
     for other in other_manifests or []:
         if Path(os.path.realpath(other)) != Path(os.path.realpath(manifest_path)):
             desc_sink.error(
-                f"the distribution root holds another SMART_TOOL.md ({common_rel(other, workspace)}); exactly one manifest per root is allowed",
+                f"the distribution root holds another SMART_TOOL.md ({relative(other, workspace)}); exactly one manifest per root is allowed",
                 None,
                 "manifest-single-per-root",
             )
@@ -93,7 +94,7 @@ def parse_distribution(
 
 def parse_standalone(manifest_path: Path, workspace: Path, max_bytes: int, search_root: Path) -> Tool:
     """A SMART_TOOL.md no descriptor claims: validated and rendered, never run."""
-    source = common_rel(manifest_path, workspace)
+    source = relative(manifest_path, workspace)
     tool = Tool(id=manifest_path.parent.name, name=manifest_path.parent.name, format="smart-tool", source=source, abs_path=manifest_path)
     root = _package_root(manifest_path.parent, search_root) or manifest_path.parent
     _parse_manifest(tool, manifest_path, root, max_bytes)
@@ -242,9 +243,3 @@ def _json_line(path: Path, where: Any) -> int | None:
         return None
     match = re.search(r'"' + re.escape(str(parts[0])) + r'"\s*:', text)
     return text.count("\n", 0, match.start()) + 1 if match else None
-
-
-def common_rel(path: Path, workspace: Path) -> str:
-    from ..discover import relative
-
-    return relative(path, workspace)
