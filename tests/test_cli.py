@@ -85,8 +85,8 @@ def test_options_in_mkdocs_yml_are_checked_like_mkdocs_does(tmp_path: Path) -> N
     write(tmp_path / "mkdocs.yml", "site_name: x\nplugins:\n  - toolcatalog:\n      paths: examples\n")
     result = toolcatalog("validate", cwd=tmp_path)
     assert result.returncode == 2
-    assert "`paths`: Expected a list of items" in result.stderr
+    assert "`paths` must be a list of text values, not 'examples'" in result.stderr
     write(tmp_path / "mkdocs.yml", "site_name: x\nplugins:\n  - toolcatalog:\n      nav_title: T\n      colour: blue\n")
     result = toolcatalog("validate", cwd=tmp_path)
     assert result.returncode == 0
-    assert "`colour`: Unrecognised configuration name: colour" in result.stderr
+    assert "`colour` is not an option of the toolcatalog plugin; ignored" in result.stderr

@@ -28,16 +28,16 @@ import yaml
 
 from procs import gone, no_leftovers  # noqa: F401 (no_leftovers: an autouse fixture)
 from sitebuild import build, catalog as site_catalog, mkdocs_project, write
-from toolcatalog import catalog as catalog_json
+from toolcatalog.outputs import catalog_json
 from toolcatalog.cli import main as cli_main
-from toolcatalog.conformance import engine, mcp_stdio
+from toolcatalog.conformance import engine, job, mcp_stdio
 from toolcatalog.harvest import harvest
 from toolcatalog.model import Catalog, Tool
 from toolcatalog.options import Options
 
 pytestmark = pytest.mark.skipif(os.name != "posix" or not Path("/proc/self/stat").exists(), reason="POSIX process groups and /proc")
 
-PLATFORM = engine.current_platform()
+PLATFORM = job.current_platform()
 PY = sys.executable
 
 
@@ -65,7 +65,7 @@ def example_of(tool: Tool, title: str):
 
 
 def catalog_text(catalog: Catalog) -> str:
-    return catalog_json.dumps(catalog_json.build(catalog))
+    return catalog_json.dumps(catalog_json.document(catalog))
 
 
 def front_matter(data: dict[str, Any], body: str = "") -> str:
@@ -677,7 +677,7 @@ def test_mcp_stdio_driver(tmp_path: Path) -> None:
     driver = tool.drivers[0]
     assert driver.valid and driver.run_status["demo.add"] == "ran", driver.diagnostics
 
-    ctx = engine.make_context(Options(), tmp_path)
+    ctx = job.make_context(Options(), tmp_path)
     prefix, reason = mcp_stdio.command(driver, ctx)
     assert reason == "ran" and prefix == [shutil.which("python3", path=ctx.env["PATH"]), "server.py", str(pid_file)]
 

@@ -22,8 +22,13 @@ import pytest
 from mkdocs.exceptions import PluginError
 
 from sitebuild import REPO, build, mkdocs_project, workspace_all_formats, write
-from toolcatalog import catalog as catalog_json
-from toolcatalog import exports
+from toolcatalog import outputs, pipeline
+from toolcatalog.files import file_digest
+from toolcatalog.model import Status
+from toolcatalog.outputs import catalog_json, llms, mcp
+from toolcatalog.outputs.site import Site
+from toolcatalog.placement import place
+from toolcatalog.safety import annotations
 from toolcatalog.harvest import harvest
 from toolcatalog.model import Catalog, Effects, Requirement, Tool
 from toolcatalog.options import Options
@@ -171,7 +176,7 @@ def test_shipped_schema_is_a_valid_2020_12_schema() -> None:
         assert SCHEMA["$defs"][name]["additionalProperties"] is False, name
     assert SCHEMA["$defs"]["tool"]["properties"]["format"]["enum"] == ["speccify", "aip-14", "smart-tool"]
     assert SCHEMA["$defs"]["diagnostic"]["properties"]["severity"]["enum"] == ["error", "warning"]
-    assert set(SCHEMA["$defs"]["status"]["enum"]) == set(catalog_json.TOOL_STATUSES)
+    assert set(SCHEMA["$defs"]["status"]["enum"]) == set(Status.values())
 
 
 def test_demo_site_publishes_every_output_and_each_validates(demo_site: Path) -> None:
@@ -187,7 +192,7 @@ def test_demo_site_publishes_every_output_and_each_validates(demo_site: Path) ->
     assert (demo_site / "schemas/catalog-v1.schema.json").read_bytes() == (REPO / "plugin/toolcatalog/schemas/catalog.schema.json").read_bytes()
 
     for tool in data["tools"]:
-        assert tool["digest"] == catalog_json.digest(REPO / tool["source"])
+        assert tool["digest"] == file_digest(REPO / tool["source"])
         assert tool["page"] == tool["url"] and (demo_site / tool["url"] / "index.html").is_file()
         assert tool["json"] and tool["json"].startswith("tools/")
         one = json.loads((demo_site / tool["json"]).read_text(encoding="utf-8"))
@@ -377,14 +382,15 @@ def test_a_docs_file_at_an_output_path_wins(tmp_path: Path) -> None:
 def test_a_catalog_that_breaks_the_schema_raises(tmp_path: Path) -> None:
     workspace_all_formats(tmp_path)
     catalog = harvest(tmp_path)
-    catalog.tools[0].status = "half-done"  # not a status the schema knows
-    with pytest.raises(exports.ExportError, match=r"does not match catalog.schema.json.*status"):
-        exports.render(catalog, Options())
+    placement = place(catalog, Options())
+    catalog.tools[0].version = 3  # not a type the schema allows
+    with pytest.raises(outputs.ExportError, match=r"does not match catalog.schema.json.*version"):
+        outputs.render(catalog, Options())
 
     plugin = ToolCatalogPlugin()
     errors, _warnings = plugin.load_config({})
     assert not errors
-    plugin.catalog = catalog
+    plugin.build = pipeline.Build(tmp_path, Options(), Site(), catalog, placement)
     config = SimpleNamespace(site_url=None, site_name="x", site_description=None, docs_dir=str(tmp_path / "docs"), site_dir=str(tmp_path / "site"))
     with pytest.raises(PluginError, match="does not match"):
         plugin.on_post_build(config)  # type: ignore[arg-type]
@@ -418,15 +424,15 @@ OBJ = {"type": "object", "properties": {"x": {"type": "string"}}}
     ],
 )
 def test_annotations_claim_only_what_the_contract_says(effects: Effects, hints: dict[str, bool]) -> None:
-    assert catalog_json.annotations(effects) == hints
+    assert annotations(effects) == hints
 
 
 def test_mcp_names_inputs_and_omissions() -> None:
-    assert exports.mcp_name("text.echo") == "text.echo"
-    assert exports.mcp_name("Slugify Tool/v2") == "Slugify_Tool_v2"
-    assert exports.mcp_name("ünïcode") == "_n_code"
-    assert exports.mcp_name("///") == "tool"
-    assert len(exports.mcp_name("x" * 300)) == 128
+    assert mcp.mcp_name("text.echo") == "text.echo"
+    assert mcp.mcp_name("Slugify Tool/v2") == "Slugify_Tool_v2"
+    assert mcp.mcp_name("ünïcode") == "_n_code"
+    assert mcp.mcp_name("///") == "tool"
+    assert len(mcp.mcp_name("x" * 300)) == 128
 
     tools = [
         _tool("a b", OBJ),  # -> a_b
@@ -442,7 +448,7 @@ def test_mcp_names_inputs_and_omissions() -> None:
     broken = _tool("broken", OBJ)
     broken.error("bad")
     catalog = Catalog(root=Path("/nonexistent"), tools=sorted([*tools, broken], key=lambda t: t.id))
-    document = exports.mcp_document(catalog, Options(), exports.Site())
+    document = mcp.document(mcp.plan(catalog), Site())
     validate_mcp(document)
     by_id = {t["_meta"]["toolcatalog/id"]: t for t in document["tools"]}
     assert sorted(by_id) == ["a b", "a_b", "no-type", "nullable", "out-object", "out-scalar"]
@@ -455,7 +461,7 @@ def test_mcp_names_inputs_and_omissions() -> None:
     assert by_id["a b"]["title"] == "a b"
     assert "annotations" not in by_id["a b"]  # nothing declared, nothing claimed
 
-    data = exports.catalog_document(catalog, Options(), exports.Site())
+    data = catalog_json.document(catalog, Options(), Site(), mcp.plan(catalog).diagnostics)
     omitted = sorted((d["path"], d["severity"]) for d in data["diagnostics"] if d["code"] == "mcp-omitted")
     assert omitted == [(f"{i}/TOOL.md", "warning") for i in ("boolean", "broken", "no-inputs", "scalar")]
 
@@ -465,10 +471,8 @@ def test_llms_txt_follows_the_convention(tmp_path: Path) -> None:
     workspace_all_formats(tmp_path)
     write(tmp_path / ".tools/bad.tool/TOOL.md", "---\nname: Bad [x](y)\nid: bad.tool\ndescription: d\nversion: '1'\ninputs: {}\noutputs: {}\nrunner: x\n---\n")
     catalog = harvest(tmp_path)
-    from toolcatalog import pages
-
-    pages.plan(catalog)
-    text = exports.llms_txt(catalog, Options(), exports.Site(name="Team tools"))
+    place(catalog, Options())
+    text = llms.llms_txt(catalog, Options(), Site(name="Team tools"))
     lines = text.splitlines()
     assert lines[0] == "# Team tools" and lines[1] == "" and lines[2].startswith("> A verified catalog of 4 agent tools")
     tools_at = lines.index("## Tools")
@@ -487,8 +491,8 @@ def test_llms_txt_follows_the_convention(tmp_path: Path) -> None:
 def test_digest_never_blocks_on_a_fifo_and_hashes_regular_files(tmp_path: Path) -> None:
     fifo = tmp_path / "TOOL.md"
     os.mkfifo(fifo)
-    assert catalog_json.digest(fifo) is None  # would hang forever with a blocking open
-    assert catalog_json.digest(tmp_path / "missing") is None
-    assert catalog_json.digest(tmp_path) is None
+    assert file_digest(fifo) is None  # would hang forever with a blocking open
+    assert file_digest(tmp_path / "missing") is None
+    assert file_digest(tmp_path) is None
     plain = write(tmp_path / "x.md", "abc")
-    assert catalog_json.digest(plain) == "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert file_digest(plain) == "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"

@@ -23,17 +23,17 @@ import yaml
 
 from procs import no_leftovers  # noqa: F401 (an autouse fixture)
 from sitebuild import REPO, mkdocs_project, write
-from toolcatalog import catalog as catalog_json
+from toolcatalog.outputs import catalog_json
 from toolcatalog import jsonschemas
-from toolcatalog.conformance import engine, smarttool
-from toolcatalog.conformance.engine import Job
+from toolcatalog.conformance import engine, job, smarttool
+from toolcatalog.conformance.job import Job
 from toolcatalog.harvest import harvest
 from toolcatalog.model import Catalog, Tool
 from toolcatalog.options import Options
 
 pytestmark = pytest.mark.skipif(os.name != "posix" or not Path("/proc/self/stat").exists(), reason="POSIX process groups and /proc")
 
-PLATFORM = engine.current_platform()
+PLATFORM = job.current_platform()
 OTHER_PLATFORM = "windows" if PLATFORM != "windows" else "linux"
 ECHO_PY = "import json, sys\nprint(json.dumps(json.load(sys.stdin)))\n"
 
@@ -106,7 +106,7 @@ def tool_of(catalog: Catalog, tool_id: str) -> Tool:
 
 
 def catalog_text(catalog: Catalog) -> str:
-    return catalog_json.dumps(catalog_json.build(catalog))
+    return catalog_json.dumps(catalog_json.document(catalog))
 
 
 def toolcatalog(*args: str, cwd: Path = REPO, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -197,9 +197,9 @@ def test_check_schema_compiles_patterns_with_the_engine_that_validates() -> None
 def test_a_raising_task_or_finish_fails_only_its_tool(tmp_path: Path) -> None:
     for name in ("good", "task-raises", "finish-raises", "planner-raises"):
         speccify_tool(tmp_path, name, [("one", {"x": 1}, {"x": 1})], files={f"{PLATFORM}.py": ECHO_PY})
-    real = engine.format_planners()
+    real = dict(engine.PLANNERS)
 
-    def planner(tool: Tool, ctx: engine.Context) -> Job:
+    def planner(tool: Tool, ctx: job.Context) -> Job:
         job = real["speccify"](tool, ctx)
         if tool.id == "task-raises":
             def boom() -> Any:
@@ -237,9 +237,9 @@ def test_a_raising_task_or_finish_fails_only_its_tool(tmp_path: Path) -> None:
 def test_a_malformed_fresh_outcome_is_an_internal_error_not_a_crash(tmp_path: Path) -> None:
     speccify_tool(tmp_path, "good", [("one", {"x": 1}, {"x": 1})], files={f"{PLATFORM}.py": ECHO_PY})
     speccify_tool(tmp_path, "odd", [("one", {"x": 1}, {"x": 1})], files={f"{PLATFORM}.py": ECHO_PY})
-    real = engine.format_planners()
+    real = dict(engine.PLANNERS)
 
-    def planner(tool: Tool, ctx: engine.Context) -> Job:
+    def planner(tool: Tool, ctx: job.Context) -> Job:
         job = real["speccify"](tool, ctx)
         if tool.id == "odd":
             finish = job.finish
@@ -274,7 +274,7 @@ def test_a_link_to_a_device_or_a_fifo_in_a_tool_folder_does_not_hang_the_build(t
 HASH_SCRIPT = """
 import json, os, sys
 from pathlib import Path
-from toolcatalog.conformance.cache import hash_tree
+from toolcatalog.files import hash_tree
 root = Path(sys.argv[1])
 hashes = {"first": hash_tree(root), "again": hash_tree(root)}
 (root / "a.txt").write_text("changed")  # a file's content

@@ -29,16 +29,25 @@ def run(argv: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedP
     return result
 
 
-def test_wheel_installs_and_builds_a_site(tmp_path: Path) -> None:
-    dist = tmp_path / "dist"
-    run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(REPO)], cwd=tmp_path)
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dist = tmp_path_factory.mktemp("dist")
+    run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(REPO)], cwd=dist)
     wheels = list(dist.glob("mkdocs_toolcatalog-*.whl"))
     assert len(wheels) == 1
+    return wheels[0]
 
+
+def new_venv(where: Path, *requirements: str) -> Path:
+    venv.EnvBuilder(with_pip=True).create(where)
+    run([str(where / "bin" / "python"), "-m", "pip", "install", "--quiet", *requirements], cwd=where.parent)
+    return where / "bin"
+
+
+def test_wheel_installs_and_builds_a_site(tmp_path: Path, wheel: Path) -> None:
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True).create(env_dir)
+    new_venv(env_dir, f"{wheel}[mkdocs]")
     python = env_dir / "bin" / "python"
-    run([str(python), "-m", "pip", "install", "--quiet", str(wheels[0])], cwd=tmp_path)
 
     # The wheel carries its templates and schemas; nothing is read from the source tree.
     listing = run(
@@ -62,3 +71,22 @@ def test_wheel_installs_and_builds_a_site(tmp_path: Path) -> None:
 
     validate = run([str(env_dir / "bin" / "toolcatalog"), "validate", str(project)], cwd=tmp_path)
     assert "3 tools, 0 invalid" in validate.stdout
+
+
+def test_with_only_properdocs_installed_the_plugin_and_the_command_line_work(tmp_path: Path, wheel: Path) -> None:
+    bin_dir = new_venv(tmp_path / "venv", f"{wheel}[properdocs]", "properdocs-theme-mkdocs")
+    # Nothing of MkDocs itself is installed: ProperDocs alone hosts the plugin.
+    probe = subprocess.run([str(bin_dir / "python"), "-c", "import mkdocs"], capture_output=True, text=True)
+    assert probe.returncode != 0 and "No module named 'mkdocs'" in probe.stderr
+
+    project = tmp_path / "project"
+    workspace_all_formats(project)
+    mkdocs_project(project)
+    (project / "mkdocs.yml").rename(project / "properdocs.yml")
+    run([str(bin_dir / "properdocs"), "build", "--strict"], cwd=project)
+    data = json.loads((project / "site" / "catalog.json").read_text())
+    assert [t["status"] for t in data["tools"]] == ["passed", "passed", "passed"]
+    # The command line reads properdocs.yml and needs no site generator at all.
+    export = run([str(bin_dir / "toolcatalog"), "export", str(project), "-o", str(tmp_path / "out")], cwd=tmp_path)
+    assert "wrote" in export.stderr
+    assert (tmp_path / "out" / "catalog.json").read_bytes() == (project / "site" / "catalog.json").read_bytes()

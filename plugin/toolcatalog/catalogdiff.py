@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import catalog as catalog_json
+from .outputs import catalog_json
 
 CONTRACT_AREAS = ("inputs", "outputs", "effects")
 _LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains")

@@ -18,16 +18,14 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from . import __version__
-from . import catalog as catalog_json
-from . import catalogdiff, exports
-from . import pages as page_plan
+from . import catalogdiff, outputs, pipeline
+from ._version import __version__
 from .discover import DiscoveryError
-from .harvest import harvest
-from .mkdocs_yml import ConfigFileError, plugin_options
-from .conformance import engine
-from .model import ERROR, Catalog
-from .options import Options
+from .mkdocs_yml import ConfigFileError, find_config_file, plugin_options
+from .model import ERROR, Catalog, CheckStatus, ExampleStatus, Status
+from .options import OptionsError
+from .outputs import catalog_json
+from .outputs.site import Site
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # what a shell reports for a command stopped by Ctrl-C
@@ -79,9 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
-    except (ConfigFileError, DiscoveryError, exports.ExportError, catalogdiff.DiffError) as exc:
-        # ExportError covers bad output options and (a bug) outputs that break their own schema:
-        # either way one line, never a traceback.
+    except (ConfigFileError, OptionsError, DiscoveryError, outputs.ExportError, catalogdiff.DiffError) as exc:
+        # ExportError covers a bad SOURCE_DATE_EPOCH and (a bug) outputs that break their own
+        # schema: either way one line, never a traceback.
         print(f"toolcatalog: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:  # queued runs were cancelled and running ones stopped (engine.check)
@@ -91,49 +89,61 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _common(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("path", nargs="?", default=".", help="workspace folder (default: the current folder)")
-    sub.add_argument("-f", "--config-file", help="mkdocs.yml to read plugin options from (default: PATH/mkdocs.yml if present)")
+    sub.add_argument("-f", "--config-file", help="config file to read plugin options from (default: PATH's properdocs.yml or mkdocs.yml, if present)")
     sub.add_argument("--paths", action="append", help="folder or manifest to harvest (repeatable; overrides the config)")
     sub.add_argument("--exclude", action="append", help="gitignore-style pattern to skip (repeatable; adds to the config)")
 
 
-def _load(args: argparse.Namespace) -> tuple[Catalog, Options]:
+def _load(args: argparse.Namespace) -> pipeline.Build:
+    """Harvest and place, with the options of PATH's mkdocs.yml (or -f) and the command's flags,
+    each checked by the same rules MkDocs applies."""
     workspace = Path(args.path)
     if not workspace.is_dir():
         raise DiscoveryError(f"{args.path!r} is not a folder")
-    config_file = Path(args.config_file) if args.config_file else workspace / "mkdocs.yml"
+    config_file = Path(args.config_file) if args.config_file else find_config_file(workspace)
     project = plugin_options(config_file, required=bool(args.config_file))
-    options = project.options
+    for warning in project.warnings:
+        print(f"toolcatalog: {warning}", file=sys.stderr)
     if args.config_file:
         workspace = config_file.resolve().parent
+    changes: dict = {}
     if args.paths:
-        options.paths = list(args.paths)
+        changes["paths"] = list(args.paths)
     if args.exclude:
-        options.exclude = [*options.exclude, *args.exclude]
+        changes["exclude"] = [*project.options.exclude, *args.exclude]
     for name in ("jobs", "timeout"):
         value = getattr(args, name, None)
         if value is not None:
-            setattr(options, name, value)
+            changes[name] = value
     if getattr(args, "no_cache", False):
-        options.cache = False
-    catalog = harvest(workspace, options, skip=project.skip)
-    page_plan.plan(catalog, options.page_dir, project.directory_urls)
-    args.site = exports.Site(url=project.site_url, name=project.site_name, description=project.site_description)
-    return catalog, options
+        changes["cache"] = False
+    options = project.options.replace(**changes)
+    site = project.site
+    if getattr(args, "site_url", None) is not None:
+        site = Site(url=args.site_url, name=site.name, description=site.description)
+    user_pages = pipeline.user_pages(project.docs_dir) if project.docs_dir else []
+    return pipeline.prepare(workspace, options, site=site, directory_urls=project.directory_urls, skip=project.skip, user_pages=user_pages)
+
+
+def _stats_line(stats) -> str:
+    return f"{stats.tools} tools checked in {stats.seconds:.1f}s: {stats.processes} processes started, {stats.cached} from the cache"
 
 
 def _validate(args: argparse.Namespace) -> int:
-    catalog, options = _load(args)
+    build = _load(args)
+    catalog = build.catalog
     invalid = [t for t in catalog.tools if not t.valid]
     catalog_errors = [d for d in catalog.diagnostics if d.severity == ERROR]
     if args.json:
-        sys.stdout.write(catalog_json.dumps(exports.catalog_document(catalog, options, args.site)))
+        sys.stdout.write(catalog_json.dumps(outputs.catalog_document(catalog, build.options, build.site)))
     else:
         _report(catalog)
     return EXIT_PROBLEMS if invalid or catalog_errors else EXIT_OK
 
 
 def _check(args: argparse.Namespace) -> int:
-    catalog, options = _load(args)
+    build = _load(args)
+    catalog = build.catalog
     only = set(args.tool) if args.tool else None
     if only:
         unknown = sorted(only - {t.id for t in catalog.tools})
@@ -141,39 +151,26 @@ def _check(args: argparse.Namespace) -> int:
             print(f"toolcatalog: no tool with id {', '.join(unknown)}", file=sys.stderr)
             return EXIT_USAGE
         catalog.tools = [t for t in catalog.tools if t.id in only]
-    stats = engine.check(catalog, options)
+    stats = pipeline.check(build)
     if args.json:
-        sys.stdout.write(catalog_json.dumps(exports.catalog_document(catalog, options, args.site)))
+        sys.stdout.write(catalog_json.dumps(outputs.catalog_document(catalog, build.options, build.site)))
     else:
         _table(catalog)
-        print(
-            f"{stats.tools} tools checked in {stats.seconds:.1f}s: {stats.processes} processes started, "
-            f"{stats.cached} from the cache",
-            file=sys.stderr,
-        )
-    bad = [t for t in catalog.tools if t.status in ("failed", "invalid")]
+        print(_stats_line(stats), file=sys.stderr)
+    bad = [t for t in catalog.tools if t.status in (Status.FAILED, Status.INVALID)]
     return EXIT_PROBLEMS if bad else EXIT_OK
 
 
 def _export(args: argparse.Namespace) -> int:
-    catalog, options = _load(args)
-    site = args.site
-    if args.site_url is not None:
-        site = exports.Site(url=args.site_url, name=site.name, description=site.description)
-    exports.check_options(options)
-    if options.run_examples and not args.no_run:
-        stats = engine.check(catalog, options)
-        print(
-            f"{stats.tools} tools checked in {stats.seconds:.1f}s: {stats.processes} processes started, "
-            f"{stats.cached} from the cache",
-            file=sys.stderr,
-        )
-    files = exports.render(catalog, options, site)
-    written = exports.write(files, Path(args.output))
+    build = _load(args)
+    if build.options.run_examples and not args.no_run:
+        print(_stats_line(pipeline.check(build)), file=sys.stderr)
+    files = build.outputs()
+    written = outputs.write(files, Path(args.output))
     print(f"wrote {len(written)} files to {args.output}", file=sys.stderr)
-    failing = [t for t in catalog.tools if t.status in options.fail_on]
+    failing = pipeline.failing(build)
     for tool in failing:
-        print(f"toolcatalog: {tool.id}: status {tool.status} is listed in `fail_on`", file=sys.stderr)
+        print(f"toolcatalog: {tool.id}: status {tool.status.value} is listed in `fail_on`", file=sys.stderr)
     return EXIT_PROBLEMS if failing else EXIT_OK
 
 
@@ -188,12 +185,12 @@ def _table(catalog: Catalog) -> None:
     width = max([len(t.id) for t in catalog.tools] + [4])
     out.write(f"{'TOOL':<{width}}  {'FORMAT':<10}  {'STATUS':<19}  DETAIL\n")
     for tool in catalog.tools:
-        out.write(f"{tool.id:<{width}}  {tool.format:<10}  {tool.status:<19}  {tool.status_detail}\n")
+        out.write(f"{tool.id:<{width}}  {tool.format:<10}  {tool.status.value:<19}  {tool.status_detail}\n")
         for example in tool.examples:
-            if example.status == "failed":
+            if example.status == ExampleStatus.FAILED:
                 out.write(f"{'':<{width}}    example {example.title!r}: {example.detail}\n")
         for check in tool.checks:
-            if check.status == "fail":
+            if check.status == CheckStatus.FAIL:
                 out.write(f"{'':<{width}}    check {check.id}: {check.detail}\n")
         for diagnostic in tool.diagnostics:
             if diagnostic.severity == ERROR:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from . import link
+
 from .discover import DRIVER_MD, SMART_TOOL_JSON, SMART_TOOL_MD, TOOL_MD, Found, discover, relative
-from .formats import aip14, aip30, common, smarttool, speccify
-from .model import ERROR, Catalog, Tool
+from .formats import aip14, aip30, common, link, smarttool, speccify
+from .model import ERROR, Catalog, Status, Tool
 from .options import Options
 
 
@@ -56,7 +56,7 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
     catalog.tools.sort(key=lambda t: (t.id, t.source))
     catalog.drivers.sort(key=lambda d: (d.id, d.source))
     for tool in catalog.tools:
-        tool.status = "invalid" if not tool.valid else "not-run"
+        tool.status = Status.INVALID if not tool.valid else Status.NOT_RUN
     return catalog
 
 

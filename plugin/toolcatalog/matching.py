@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .frontmatter import is_unicode
+from .jsonvalues import is_unicode
 
 __all__ = ["MAX_DIFFERENCES", "differences", "parse_json_output", "unwrap_envelope"]
 

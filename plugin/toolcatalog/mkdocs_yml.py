@@ -9,14 +9,14 @@ MkDocs does), every other tag becomes null.
 from __future__ import annotations
 
 import os
-import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .options import Options
+from .options import Options, OptionsError, RULES
+from .outputs.site import Site
 
 PLUGIN_NAME = "toolcatalog"
 
@@ -59,13 +59,24 @@ class Project:
     options: Options
     skip: list[Path]  # docs_dir and site_dir: never harvested
     directory_urls: bool = True
-    site_url: str | None = None  # for absolute links in the outputs for agents
-    site_name: str = ""
-    site_description: str = ""
+    site: Site = field(default_factory=Site)
+    docs_dir: Path | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+CONFIG_NAMES = ("properdocs.yml", "properdocs.yaml", "mkdocs.yml", "mkdocs.yaml")  # ProperDocs' order
+
+
+def find_config_file(workspace: Path) -> Path:
+    """The config file a host would read in `workspace` (ProperDocs' order; MkDocs reads the last two)."""
+    return next((workspace / name for name in CONFIG_NAMES if (workspace / name).is_file()), workspace / "mkdocs.yml")
 
 
 def plugin_options(config_file: Path, required: bool = False) -> Project:
-    """The toolcatalog options and the folders never to harvest (docs_dir, site_dir)."""
+    """The toolcatalog options and the folders never to harvest (docs_dir, site_dir).
+
+    The options go through the same rules as in MkDocs (`Options.from_mapping`), so a value MkDocs
+    refuses is refused here with the same message."""
     if not config_file.is_file():
         if required:
             raise ConfigFileError(f"config file {str(config_file)!r} does not exist")
@@ -77,32 +88,16 @@ def plugin_options(config_file: Path, required: bool = False) -> Project:
     if not isinstance(data, dict):
         raise ConfigFileError(f"{config_file} is not a YAML mapping")
     base = config_file.resolve().parent
-    skip = [base / str(data.get("docs_dir") or "docs"), base / str(data.get("site_dir") or "site")]
-    raw = _plugin_config(data.get("plugins"))
-    options = _validated(raw or {}, config_file)
-    return Project(
-        options,
-        skip,
-        data.get("use_directory_urls") is not False,
-        site_url=_text(data.get("site_url")) or None,
-        site_name=_text(data.get("site_name")),
-        site_description=_text(data.get("site_description")),
-    )
-
-
-def _validated(raw: dict[str, Any], config_file: Path) -> Options:
-    """Check the plugin's options exactly as MkDocs would (same Config class, same messages)."""
-    from .plugin import ToolCatalogConfig, options_from_config
-
-    config = ToolCatalogConfig(config_file_path=str(config_file))
-    config.load_dict(raw)
-    errors, warnings = config.validate()
-    if errors:
-        problems = "; ".join(f"`{key}`: {error}" for key, error in errors)
-        raise ConfigFileError(f"{config_file}: toolcatalog options are invalid: {problems}")
-    for key, warning in warnings:
-        print(f"toolcatalog: {config_file}: `{key}`: {warning}", file=sys.stderr)
-    return options_from_config(config)
+    docs_dir = base / str(data.get("docs_dir") or "docs")
+    skip = [docs_dir, base / str(data.get("site_dir") or "site")]
+    raw = _plugin_config(data.get("plugins")) or {}
+    warnings = [f"{config_file}: `{key}` is not an option of the toolcatalog plugin; ignored" for key in raw if key not in RULES]
+    try:
+        options = Options.from_mapping(raw)
+    except OptionsError as exc:
+        raise ConfigFileError(f"{config_file}: {exc}") from None
+    site = Site(url=_text(data.get("site_url")) or None, name=_text(data.get("site_name")), description=_text(data.get("site_description")))
+    return Project(options, skip, data.get("use_directory_urls") is not False, site, docs_dir, warnings)
 
 
 def _text(value: Any) -> str:

@@ -9,11 +9,66 @@ nothing else.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
 ERROR = "error"
 WARNING = "warning"
+
+
+class _Values(str, Enum):
+    """A string enum whose members print, format and serialize as their value (`"passed"`), so
+    templates, logs and JSON never see `Status.PASSED`."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+    @classmethod
+    def values(cls) -> list[str]:
+        return [member.value for member in cls]
+
+
+class Status(_Values):
+    """A tool's verdict. The catalog schema, the outcome schema, the index filters and the
+    `fail_on` option all use exactly these values (tests/test_architecture.py keeps them equal)."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    INVALID = "invalid"
+    NOT_RUN = "not-run"
+    NOT_APPLICABLE = "not-applicable"
+    NOT_IMPLEMENTED = "not-implemented"
+    MISSING_REQUIREMENT = "missing-requirement"
+    NO_EXAMPLES = "no-examples"
+
+
+class ExampleStatus(_Values):
+    """What happened to one example, over all the implementations it ran through."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_RUN = "not-run"
+
+
+class RunStatus(_Values):
+    """One run of an example through one implementation or driver."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_RUN = "not-run"
+    SKIPPED = "skipped"
+
+
+class CheckStatus(_Values):
+    """A smart tool's conformance rule."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
 
 FORMATS = ("speccify", "aip-14", "smart-tool")
 FORMAT_TITLES = {"speccify": "speccify", "aip-14": "agentproto AIP-14", "smart-tool": "Smart tools"}
@@ -80,9 +135,15 @@ class Effects:
 
     @property
     def read_only(self) -> bool | None:
-        if self.mutates is None:
-            return None
-        return not self.mutates
+        """The one definition of read-only, used by badges, filters, the catalog and MCP hints:
+        True when the contract declares no mutation and a risk level of 0 (or none); False when it
+        declares a mutation or a risk level of 1 or more; None when the format does not say."""
+        risk = self.risk_level
+        if (self.mutates is not None and len(self.mutates) > 0) or (isinstance(risk, int) and risk >= 1):
+            return False
+        if self.mutates is not None and risk in (None, 0):
+            return True
+        return None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -114,7 +175,7 @@ _ABSENT: Any = object()
 class Run:
     """One execution of an example (or a check) against a real implementation."""
 
-    status: str  # passed | failed | not-run | skipped
+    status: RunStatus
     detail: str = ""
     driver: str | None = None  # AIP-30 driver id, when run through one
     argv: list[str] = field(default_factory=list)
@@ -123,6 +184,41 @@ class Run:
     exit_code: int | None = None
     stderr: str = ""  # an excerpt, for the page
     duration_ms: int | None = None  # pages only: never in the catalog (it would break reproducibility)
+    started: bool = False  # a process was started for it (counted in the build's statistics)
+
+    def to_json(self) -> dict[str, Any]:
+        """The run as an outcome stores it (see conformance/outcome.py)."""
+        out: dict[str, Any] = {"status": self.status.value, "detail": self.detail}
+        if self.driver is not None:
+            out["driver"] = self.driver
+        if self.argv:
+            out["argv"] = list(self.argv)
+        if self.has_actual:
+            out["actual"], out["has_actual"] = self.actual, True
+        if self.exit_code is not None:
+            out["exit_code"] = self.exit_code
+        if self.stderr:
+            out["stderr"] = self.stderr
+        if self.duration_ms is not None:
+            out["duration_ms"] = self.duration_ms
+        if self.started:
+            out["started"] = True
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Run":
+        return cls(
+            status=RunStatus(data["status"]),
+            detail=data.get("detail", ""),
+            driver=data.get("driver"),
+            argv=list(data.get("argv", [])),
+            actual=data.get("actual"),
+            has_actual=bool(data.get("has_actual", False)),
+            exit_code=data.get("exit_code"),
+            stderr=data.get("stderr", ""),
+            duration_ms=data.get("duration_ms"),
+            started=bool(data.get("started", False)),
+        )
 
 
 @dataclass
@@ -130,12 +226,12 @@ class Check:
     """A named conformance rule (smart tools) with its outcome."""
 
     id: str
-    status: str  # pass | fail | skip
+    status: CheckStatus
     detail: str = ""
     spec: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "status": self.status, "detail": self.detail, "spec": self.spec}
+        return {"id": self.id, "status": self.status.value, "detail": self.detail, "spec": self.spec}
 
 
 @dataclass
@@ -147,7 +243,7 @@ class Example:
     output: Any = _ABSENT
     line: int | None = None
     note: str | None = None
-    status: str = "not-run"
+    status: ExampleStatus = ExampleStatus.NOT_RUN
     detail: str = ""
     runs: list[Run] = field(default_factory=list)  # one per implementation or driver it ran through
 
@@ -246,9 +342,12 @@ class Tool:
     descriptor_source: str | None = None
     checks: list[Check] = field(default_factory=list)  # smart tools' conformance rules
     capability_help: dict[str, str] = field(default_factory=dict)  # `<cli> <capability> --help` text
-    status: str = "not-run"
+    status: Status = Status.NOT_RUN
     status_detail: str = ""  # why, for statuses other than passed/failed
-    url: str = ""  # page URL relative to the site root, set when pages are planned
+    # Where the tool lives in a site, decided once per build by `placement.place`:
+    page: str = ""  # source path of its page, e.g. "tools/text.echo.md"
+    url: str = ""  # the page's URL relative to the site root, e.g. "tools/text.echo/"
+    json_path: str | None = None  # site path of its JSON file; None when per-tool files are off
 
     @property
     def valid(self) -> bool:

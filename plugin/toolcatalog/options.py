@@ -1,24 +1,47 @@
-"""Options shared by the MkDocs plugin and the `toolcatalog` command.
+"""The plugin's options and every rule about them, for every host.
 
-The plugin's typed `Config` (in `plugin.py`) documents each option for MkDocs
-users and is converted into this plain dataclass, so the core never imports
-MkDocs.
+`Options` is what the library reads. `Options.from_mapping` turns the raw
+`plugins: - toolcatalog: {...}` mapping of a mkdocs.yml into Options, applying
+each option's rule (`check_value`) and then the rules that involve several
+options (`check`). The MkDocs `Config` class (config.py) calls the same
+functions, and so do the command line and any other host, so a bad value is
+refused everywhere with the same message.
+
+The user-facing documentation of each option is the docstring in config.py
+(and docs/configuration.md); the comments here say what the library does.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+import re
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable, Mapping
 
-from .frontmatter import DEFAULT_MAX_BYTES
+from .model import Status
+
+DEFAULT_MAX_MANIFEST_BYTES = 1024 * 1024
+MIN_MANIFEST_BYTES = 1024
+CATALOG_SCHEMA_SITE_PATH = "schemas/catalog-v1.schema.json"  # published beside the catalog
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class OptionsError(ValueError):
+    """An option value no host accepts. The message names the option and the problem."""
 
 
 @dataclass
 class Options:
+    enabled: bool = True
     paths: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
-    max_manifest_bytes: int = DEFAULT_MAX_BYTES
+    max_manifest_bytes: int = DEFAULT_MAX_MANIFEST_BYTES
     page_dir: str = "tools"
     catalog_file: str = "catalog.json"
+    tool_json_dir: str = "tools"  # "." = the site root
+    mcp_file: str = "mcp-tools.json"
+    llms_file: str = "llms.txt"
+    source_uri: str | None = None
     nav_title: str = "Tool catalog"
     nav_tools: bool | int = 100
     # Running examples and checks (conformance)
@@ -31,7 +54,208 @@ class Options:
     env: list[str] = field(default_factory=list)  # environment variables passed to tools besides the allowlist
     max_output_bytes: int = 1024 * 1024  # stdout cap per process
     fail_on: list[str] = field(default_factory=list)  # tool statuses that fail the build
-    # Outputs for agents (besides catalog_file); "" or None turns one off (see exports.py)
-    tool_json_dir: str | None = "tools"  # one <slug>.json per tool; "." = the site root
-    mcp_file: str | None = "mcp-tools.json"  # MCP tools/list result
-    llms_file: str | None = "llms.txt"  # llms.txt index of the tools
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any] | None) -> "Options":
+        """Options from a mkdocs.yml mapping. Raises OptionsError for the first bad option, in the
+        order the options are declared (MkDocs stops at the first one too), then for the rules
+        across options. Keys that are not options are ignored here; hosts warn about them."""
+        raw = dict(raw or {})
+        values = {name: check_value(name, raw[name]) for name in RULES if name in raw}
+        options = cls(**values)
+        check(options)
+        return options
+
+    def replace(self, **changes: Any) -> "Options":
+        """A copy with some options changed, each checked by its rule and then all together."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        for key, value in changes.items():
+            values[key] = check_value(key, value)
+        options = Options(**values)
+        check(options)
+        return options
+
+
+# -- one rule per option -----------------------------------------------------------------------------
+def _bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise OptionsError(f"`{name}` must be true or false, not {value!r}")
+    return value
+
+
+def _text(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise OptionsError(f"`{name}` must be text, not {value!r}")
+    return value
+
+
+def _optional_text(name: str, value: Any) -> str | None:
+    return None if value is None else _text(name, value)
+
+
+def _texts(name: str, value: Any) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise OptionsError(f"`{name}` must be a list of text values, not {value!r}")
+    return list(value)
+
+
+def _integer(name: str, minimum: int) -> Callable[[str, Any], int]:
+    def rule(_name: str, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise OptionsError(f"`{name}` must be a whole number of at least {minimum}, not {value!r}")
+        return value
+
+    return rule
+
+
+def _seconds(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value != value:
+        raise OptionsError(f"`{name}` must be a number of seconds greater than 0, not {value!r}")
+    return float(value)
+
+
+def _nav_tools(name: str, value: Any) -> bool | int:
+    if isinstance(value, bool) or (isinstance(value, int) and value >= 0):
+        return value
+    raise OptionsError(f"`{name}` must be true, false or a whole number of tools, not {value!r}")
+
+
+def _page_dir(name: str, value: Any) -> str:
+    text = _text(name, value).strip()
+    parts = [p for p in text.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts or text.startswith("/") or "\\" in text or _drive(text) or os.path.isabs(text):
+        raise OptionsError(f"`{name}` must be a relative folder inside the site, not {value!r}")
+    return "/".join(parts)
+
+
+def _drive(text: str) -> bool:
+    return bool(re.match(r"^[A-Za-z]:", text))
+
+
+def _output(name: str, *, folder: bool = False) -> Callable[[str, Any], str]:
+    """A site path of an output; "" (or null) turns the output off."""
+
+    def rule(_name: str, value: Any) -> str:
+        if value is None or value is False:
+            return ""
+        text = _text(name, value).strip()
+        if not text:
+            return ""
+        if text.startswith("/") or "\\" in text or _drive(text) or os.path.isabs(text):
+            raise OptionsError(f"`{name}` must be a path inside the site (or \"\" to turn it off), not {value!r}")
+        parts = [p for p in text.split("/") if p not in ("", ".")]
+        if ".." in parts:
+            raise OptionsError(f"`{name}` must be a path inside the site (or \"\" to turn it off), not {value!r}")
+        if not parts:
+            if folder:
+                return "."  # the site root
+            raise OptionsError(f"`{name}` must name a file, not {value!r}")
+        if not folder and text.endswith("/"):
+            raise OptionsError(f"`{name}` must name a file, not a folder: {value!r}")
+        return "/".join(parts)
+
+    return rule
+
+
+def _env_names(name: str, value: Any) -> list[str]:
+    names = _texts(name, value)
+    for item in names:
+        if not _ENV_NAME.match(item):
+            raise OptionsError(f"`{name}` entry {item!r} is not an environment variable name")
+    return names
+
+
+def _statuses(name: str, value: Any) -> list[str]:
+    items = _texts(name, value)
+    for item in items:
+        if item not in Status.values():
+            raise OptionsError(f"`{name}` entry {item!r} is not a tool status (one of {', '.join(Status.values())})")
+    return items
+
+
+def _cache_dir(name: str, value: Any) -> str:
+    text = _text(name, value).strip()
+    if not text:
+        raise OptionsError(f"`{name}` must name a folder, not {value!r}")
+    return text
+
+
+RULES: dict[str, Callable[[str, Any], Any]] = {
+    "enabled": _bool,
+    "paths": _texts,
+    "exclude": _texts,
+    "page_dir": _page_dir,
+    "catalog_file": _output("catalog_file"),
+    "tool_json_dir": _output("tool_json_dir", folder=True),
+    "mcp_file": _output("mcp_file"),
+    "llms_file": _output("llms_file"),
+    "source_uri": _optional_text,
+    "max_manifest_bytes": _integer("max_manifest_bytes", MIN_MANIFEST_BYTES),
+    "nav_title": _text,
+    "nav_tools": _nav_tools,
+    "run_examples": _bool,
+    "timeout": _seconds,
+    "jobs": _integer("jobs", 0),
+    "cache": _bool,
+    "cache_dir": _cache_dir,
+    "allow_mutating": _texts,
+    "env": _env_names,
+    "max_output_bytes": _integer("max_output_bytes", 1024),
+    "fail_on": _statuses,
+}
+assert set(RULES) == {f.name for f in fields(Options)}, "every option has exactly one rule"
+
+
+def check_value(name: str, value: Any) -> Any:
+    """One option's value, normalized, or OptionsError."""
+    return RULES[name](name, value)
+
+
+def default(name: str) -> Any:
+    """An option's default value (a fresh copy for lists)."""
+    return getattr(Options(), name)
+
+
+# -- rules across options ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OutputPaths:
+    """Where each output for agents goes in the site; None when it is off."""
+
+    catalog: str | None
+    tool_json_dir: str | None  # "." = the site root
+    mcp: str | None
+    llms: str | None
+
+    @property
+    def schema(self) -> str | None:
+        """The published catalog schema: whenever a catalog or per-tool files are."""
+        return CATALOG_SCHEMA_SITE_PATH if self.catalog is not None or self.tool_json_dir is not None else None
+
+    def files(self) -> dict[str, str]:
+        """{site path: what it is} of the single-file outputs that are on."""
+        named = {"catalog_file": self.catalog, "mcp_file": self.mcp, "llms_file": self.llms, "(the catalog schema)": self.schema}
+        return {path: name for name, path in named.items() if path is not None}
+
+
+def output_paths(options: Options) -> OutputPaths:
+    return OutputPaths(
+        catalog=options.catalog_file or None,
+        tool_json_dir=options.tool_json_dir or None,
+        mcp=options.mcp_file or None,
+        llms=options.llms_file or None,
+    )
+
+
+def check(options: Options) -> None:
+    """The rules that involve several options. Raises OptionsError."""
+    paths = output_paths(options)
+    seen: dict[str, str] = {}
+    named = {"catalog_file": paths.catalog, "mcp_file": paths.mcp, "llms_file": paths.llms, "(the catalog schema)": paths.schema}
+    for name, path in named.items():
+        if path is None:
+            continue
+        if path in seen:
+            raise OptionsError(f"`{name}` and `{seen[path]}` are both {path!r}; give each output its own file")
+        seen[path] = name

@@ -18,9 +18,9 @@ import markdown as markdown_lib
 import nh3
 from markupsafe import Markup
 
-from . import catalog as catalog_json
 from . import schemaview
-from .model import FORMAT_TITLES, Catalog, Tool
+from .formats import speccify
+from .model import FORMAT_TITLES, Catalog, Status, Tool
 
 TOOL_TEMPLATE = "toolcatalog/tool.html"
 INDEX_TEMPLATE = "toolcatalog/index.html"
@@ -78,18 +78,6 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def strip_examples_section(body: str) -> str:
-    """speccify bodies: the `## Examples` section is shown as structured examples instead."""
-    from .formats.speccify import _SECTION
-
-    sections = list(_SECTION.finditer(body))
-    for index, match in enumerate(sections):
-        if match.group("title").strip().lower() == "examples":
-            end = sections[index + 1].start() if index + 1 < len(sections) else len(body)
-            return body[: match.start()] + body[end:]
-    return body
-
-
 class Renderer:
     def __init__(self, template_dirs: list[Path] | None = None):
         dirs = [str(d) for d in (template_dirs or [])]
@@ -115,25 +103,22 @@ class Renderer:
         catalog: Catalog,
         url_for: Callable[[str], str],
         source_url: Callable[[str, int | None], str | None] | None = None,
-        json_url: str | None = None,
     ) -> str:
-        body = strip_examples_section(tool.body) if tool.format == "speccify" else tool.body
+        body = speccify.without_examples_section(tool.body) if tool.format == "speccify" else tool.body
         return self.env.get_template(TOOL_TEMPLATE).render(
             tool=tool,
-            entry=catalog_json.tool_entry(tool),
             body=body,
             inputs=schemaview.build(tool.inputs, "tc-in") if tool.inputs is not None else None,
             outputs=schemaview.build(tool.outputs, "tc-out") if tool.outputs is not None else None,
             catalog=catalog,
             url_for=url_for,
             source_url=source_url or _no_link,
-            entry_json_url=json_url,
         )
 
     def index_page(self, catalog: Catalog, url_for: Callable[[str], str]) -> str:
         counts: dict[str, int] = {}
         for tool in catalog.tools:
-            counts[tool.status] = counts.get(tool.status, 0) + 1
+            counts[tool.status.value] = counts.get(tool.status.value, 0) + 1
         return self.env.get_template(INDEX_TEMPLATE).render(
             catalog=catalog, tools=catalog.tools, counts=dict(sorted(counts.items())), facets=facets(catalog), url_for=url_for
         )
@@ -145,10 +130,10 @@ def _no_link(path: str, line: int | None) -> None:
 
 def facets(catalog: Catalog) -> dict[str, list[str]]:
     """The filter values present in the catalog, in a stable order."""
-    order = {"status": ["passed", "failed", "invalid", "not-run", "not-applicable", "not-implemented", "missing-requirement", "no-examples"]}
+    order = {"status": Status.values()}
     values: dict[str, set[str]] = {"status": set(), "format": set(), "risk": set(), "effects": set(), "kind": set()}
     for tool in catalog.tools:
-        values["status"].add(tool.status)
+        values["status"].add(tool.status.value)
         values["format"].add(tool.format)
         values["risk"].add(str(tool.effects.risk_level) if tool.effects.risk_level is not None else "unknown")
         read_only = tool.effects.read_only
@@ -173,7 +158,7 @@ def tool_toc(tool: Tool) -> list[dict[str, Any]]:
         sections.append(("drivers", "Drivers"))
     if tool.checks:
         sections.append(("checks", "Checks"))
-    body = strip_examples_section(tool.body) if tool.format == "speccify" else tool.body
+    body = speccify.without_examples_section(tool.body) if tool.format == "speccify" else tool.body
     if body.strip():
         sections.append(("details", "Details"))
     if tool.diagnostics:

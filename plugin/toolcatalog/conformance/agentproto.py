@@ -15,14 +15,15 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .. import jsonschemas
+from ..files import hash_tree
 from ..formats import aip14
-from ..matching import differences, parse_json_output, unwrap_envelope
-from ..model import Driver, Implementation, Tool
+from ..matching import parse_json_output
+from ..model import Driver, ExampleStatus, Implementation, Run, RunStatus, Status, Tool
 from ..process import run_process
 from . import argv as argv_mod
-from .cache import hash_tree
-from .engine import Context, Job, excerpt, last_line
+from . import mcp_stdio
+from .job import Context, Job
+from .judge import documents_failure, error_envelope, excerpt, exit_failure, last_line, settle, settle_failure, unfinished
 from .outcome import Outcome, not_run_outcome
 
 RUNNABLE_KINDS = ("cli", "mcp")
@@ -62,8 +63,6 @@ def _driver_plan(driver: Driver, tool: Tool, ctx: Context) -> tuple[list[str] | 
         return None, "not run: the driver has errors (see its diagnostics)"
     fields = driver.fields
     if driver.kind == "mcp":
-        from . import mcp_stdio
-
         return mcp_stdio.command(driver, ctx)
     binary = fields.get("bin")
     if not isinstance(binary, str) or not binary:
@@ -82,14 +81,14 @@ def _driver_plan(driver: Driver, tool: Tool, ctx: Context) -> tuple[list[str] | 
 def plan(tool: Tool, ctx: Context) -> Job:
     parts: list[Any] = [hash_tree(tool.dir), sorted((d.id, hash_tree(d.abs_path.parent)) for d in tool.drivers)]
     if not tool.examples:
-        return Job(parts, outcome=not_run_outcome(tool, "no-examples", "the contract has no `examples`"))
+        return Job(parts, outcome=not_run_outcome(tool, Status.NO_EXAMPLES, "the contract has no `examples`"))
     refusal = may_run(tool, ctx)
     if refusal:
-        outcome = not_run_outcome(tool, "not-run", refusal)
+        outcome = not_run_outcome(tool, Status.NOT_RUN, refusal)
         outcome["drivers"] = {d.id: refusal for d in tool.drivers}
         return Job(parts, outcome=outcome)
     if not tool.drivers:
-        return Job(parts, outcome=not_run_outcome(tool, "not-run", "not run: no driver implements this tool"))
+        return Job(parts, outcome=not_run_outcome(tool, Status.NOT_RUN, "not run: no driver implements this tool"))
 
     drivers: dict[str, str] = {}
     runnable: list[tuple[Driver, Implementation, list[str]]] = []
@@ -101,7 +100,7 @@ def plan(tool: Tool, ctx: Context) -> Job:
         if prefix is not None and entry is not None:
             runnable.append((driver, entry, prefix))
     if not runnable:
-        outcome = not_run_outcome(tool, "not-run", "not run: " + "; ".join(f"{k}: {v.removeprefix('not run: ')}" for k, v in sorted(drivers.items())))
+        outcome = not_run_outcome(tool, Status.NOT_RUN, "not run: " + "; ".join(f"{k}: {v.removeprefix('not run: ')}" for k, v in sorted(drivers.items())))
         outcome["drivers"] = drivers
         return Job(parts, outcome=outcome)
 
@@ -113,54 +112,52 @@ def plan(tool: Tool, ctx: Context) -> Job:
             cells.append((index, driver))
             tasks.append(_task(tool, example, driver, entry, prefix, ctx, outputs_ok))
 
-    def finish(results: list[dict[str, Any]]) -> Outcome:
-        per_example: list[list[dict[str, Any]]] = [[] for _ in tool.examples]
-        for (index, _driver), result in zip(cells, results):
-            per_example[index].append(result)
+    def finish(results: list[Run]) -> Outcome:
+        per_example: list[list[Run]] = [[] for _ in tool.examples]
+        for (index, _driver), run in zip(cells, results):
+            per_example[index].append(run)
         examples = []
         for runs in per_example:
-            statuses = [r["status"] for r in runs]
-            if "failed" in statuses:
-                failed = [r for r in runs if r["status"] == "failed"]
-                status, detail = "failed", "; ".join(f"{r['driver']}: {r['detail']}" for r in failed)
-            elif "passed" in statuses:
-                status, detail = "passed", ""
+            failed = [r for r in runs if r.status == RunStatus.FAILED]
+            if failed:
+                status, detail = ExampleStatus.FAILED, "; ".join(f"{r.driver}: {r.detail}" for r in failed)
+            elif any(r.status == RunStatus.PASSED for r in runs):
+                status, detail = ExampleStatus.PASSED, ""
             else:
-                status, detail = "not-run", "; ".join(f"{r['driver']}: {r['detail']}" for r in runs)
-            examples.append({"status": status, "detail": detail, "runs": runs})
+                status, detail = ExampleStatus.NOT_RUN, "; ".join(f"{r.driver}: {r.detail}" for r in runs)
+            examples.append({"status": status.value, "detail": detail, "runs": [r.to_json() for r in runs]})
         counts = [e["status"] for e in examples]
-        if "failed" in counts:
-            status = "failed"
-        elif all(s == "passed" for s in counts):
-            status = "passed"
+        if ExampleStatus.FAILED in counts:
+            status = Status.FAILED
+        elif all(s == ExampleStatus.PASSED for s in counts):
+            status = Status.PASSED
         else:
-            status = "not-run"
-        passed = counts.count("passed")
+            status = Status.NOT_RUN
+        passed = counts.count(ExampleStatus.PASSED)
         return {
-            "status": status,
+            "status": status.value,
             "status_detail": f"{passed} of {len(counts)} examples pass",
             "examples": examples,
             "drivers": drivers,
-            "processes": sum(1 for r in results if r.get("started")),
+            "processes": sum(run.started for run in results),
         }
 
     return Job(parts, tasks=tasks, finish=finish)
 
 
 def _task(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix: list[str], ctx: Context, outputs_ok: bool):
-    def task() -> dict[str, Any]:
-        run: dict[str, Any] = {"status": "failed", "detail": "", "driver": driver.id, "argv": [], "started": False}
+    def task() -> Run:
+        run = Run(status=RunStatus.FAILED, driver=driver.id)
         dropped = [name for name in entry.drop_inputs if isinstance(example.input, dict) and name in example.input]
         if dropped:
-            run.update(status="skipped", detail=f"uses input {', '.join(dropped)}, which this driver drops")
+            run.status, run.detail = RunStatus.SKIPPED, f"uses input {', '.join(dropped)}, which this driver drops"
             return run
         timeout_ms = min(x for x in (aip14.timeout_ms(tool), _int(driver.fields.get("timeout_override_ms")), entry.timeout_override_ms) if x)
         timeout = ctx.timeout_for(timeout_ms)
+        outputs = tool.outputs if outputs_ok else None
         if driver.kind == "mcp":
-            from . import mcp_stdio
-
-            return mcp_stdio.call(tool, example, driver, entry, prefix, ctx, timeout, outputs_ok, run)
-        return _run_cli(tool, example, driver, entry, prefix, ctx, timeout, outputs_ok, run)
+            return mcp_stdio.call(tool, example, driver, entry, prefix, ctx, timeout, outputs, run)
+        return _run_cli(tool, example, driver, entry, prefix, ctx, timeout, outputs, run)
 
     return task
 
@@ -169,13 +166,13 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix: list[str], ctx: Context, timeout: float, outputs_ok: bool, run: dict[str, Any]) -> dict[str, Any]:
+def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix: list[str], ctx: Context, timeout: float, outputs: Any, run: Run) -> Run:
     cli = entry.metadata.get("cli") if isinstance(entry.metadata.get("cli"), dict) else {}
     template = cli.get("argv", [])
     try:
         args = argv_mod.expand(template, example.input)
     except argv_mod.TemplateError as exc:
-        run.update(status="failed", detail=f"argv template: {exc}")
+        run.detail = f"argv template: {exc}"
         return run
     output = driver.fields.get("output") if isinstance(driver.fields.get("output"), dict) else {}
     json_flag = output.get("json_flag") if isinstance(output.get("json_flag"), str) else None
@@ -185,58 +182,30 @@ def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, pr
             args = [*args, json_flag, *[str(a) for a in output.get("json_flag_args") or []]]
         wants_json = True
     argv = [*prefix, *args]
-    run["argv"] = [Path(argv[0]).name, *argv[1:]]
+    run.argv = [Path(argv[0]).name, *argv[1:]]
     result = run_process(argv, cwd=driver.abs_path.parent, stdin=None, timeout_s=timeout, env=ctx.env, max_stdout=ctx.options.max_output_bytes)
-    run.update(started=result.error is None, exit_code=result.exit_code, stderr=excerpt(result.stderr), duration_ms=int(result.duration_s * 1000))
-    stream = result.stderr if output.get("stream") == "stderr" else result.stdout
-    if result.error:
-        run["detail"] = result.error
-    elif result.timed_out:
-        run["detail"] = f"timed out after {timeout:g}s"
-    elif result.stdout_truncated:
-        run["detail"] = "stdout exceeded the output cap; the process was stopped"
-    elif result.stderr_truncated:
-        run["detail"] = "stderr exceeded the 64 KiB cap; the process was stopped"
-    elif result.exit_code != 0:
-        line = last_line(result.stderr)
+    run.started, run.exit_code = result.error is None, result.exit_code
+    run.stderr, run.duration_ms = excerpt(result.stderr), int(result.duration_s * 1000)
+    problem = unfinished(result, timeout)
+    if problem:
+        run.detail = problem
+        return run
+    if result.exit_code != 0:
         expected = example.output if example.has_output else None
-        if isinstance(expected, dict) and expected.get("ok") is False:
+        if documents_failure(expected):
             # An example that documents a failure: compare with the host's error envelope (AIP-29
             # dispatch), the error code taken from `output.exit_codes` for this exit code.
             codes = output.get("exit_codes") if isinstance(output.get("exit_codes"), dict) else {}
             code = {str(k): v for k, v in codes.items()}.get(str(result.exit_code), "error")
-            envelope = {"ok": False, "error": {"code": code, "message": line, "exit_code": result.exit_code}}
-            run.update(actual=envelope, has_actual=True)
-            run["detail"] = "; ".join(differences(expected, envelope))
-        else:
-            run["detail"] = f"exit code {result.exit_code}" + (f": {line}" if line else "")
+            return settle_failure(run, expected, error_envelope(str(code), last_line(result.stderr), result.exit_code))
+        run.detail = exit_failure(result)
+        return run
+    stream = result.stderr if output.get("stream") == "stderr" else result.stdout
+    if wants_json:
+        ok, actual, detail = parse_json_output(stream)
+        if not ok:
+            run.detail = detail
+            return run
     else:
-        if wants_json:
-            ok, actual, detail = parse_json_output(stream)
-            if not ok:
-                run["detail"] = detail
-                return run
-        else:
-            actual = stream.decode("utf-8", "replace")
-        return settle(run, example, actual, tool.outputs if outputs_ok else None)
-    if not run["detail"]:
-        run["status"] = "passed"
-    return run
-
-
-def settle(run: dict[str, Any], example: Any, result: Any, outputs: Any) -> dict[str, Any]:
-    """Judge a successful call's result against the example and the contract."""
-    actual = unwrap_envelope(result)
-    run.update(actual=actual, has_actual=True)
-    run["detail"] = compare(example, actual, outputs)
-    if not run["detail"]:
-        run["status"] = "passed"
-    return run
-
-
-def compare(example: Any, actual: Any, outputs: Any) -> str:
-    reasons = differences(example.output, actual) if example.has_output else []
-    if outputs is not None:
-        for problem in jsonschemas.validate(outputs, actual, limit=3):
-            reasons.append(f"output violates the outputs schema at {jsonschemas.json_path(problem.path)}: {problem.message}")
-    return "; ".join(reasons)
+        actual = stream.decode("utf-8", "replace")
+    return settle(run, example, actual, outputs)

@@ -23,44 +23,21 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import __version__
+from .._version import __version__
 from ..model import Catalog, Tool
 from ..options import Options
-from ..process import cancel_on, scrubbed_env
+from ..process import cancel_on
+from . import agentproto, smarttool, speccify
 from . import cache as cache_mod
+from .job import Context, Job, Planner, Task, make_context
 from .outcome import Outcome, apply, crash_outcome, valid_outcome
 
-Task = Callable[[], Any]
-Planner = Callable[[Tool, "Context"], "Job"]
-
-
-
-@dataclass
-class Job:
-    key_parts: list[Any]
-    tasks: list[Task] = field(default_factory=list)
-    finish: Callable[[list[Any]], Outcome] | None = None
-    outcome: Outcome | None = None  # decided without running anything
-
-
-@dataclass
-class Context:
-    options: Options
-    env: dict[str, str]  # for example processes
-    tool_env: dict[str, str]  # for smart tools: provider variables removed too
-    platform: str
-    workspace: Path
-
-    def timeout_for(self, tool_timeout_ms: int | None = None) -> float:
-        timeout = float(self.options.timeout)
-        if tool_timeout_ms:
-            timeout = min(timeout, tool_timeout_ms / 1000.0)
-        return max(timeout, 0.05)
+PLANNERS: dict[str, Planner] = {"speccify": speccify.plan, "aip-14": agentproto.plan, "smart-tool": smarttool.plan}
 
 
 @dataclass
@@ -71,38 +48,12 @@ class Stats:
     seconds: float = 0.0
 
 
-def current_platform() -> str:
-    """speccify's platform names: darwin -> macos, win* -> windows, everything else -> linux."""
-    if sys.platform == "darwin":
-        return "macos"
-    if sys.platform.startswith("win"):
-        return "windows"
-    return "linux"
-
-
-def make_context(options: Options, workspace: Path) -> Context:
-    return Context(
-        options=options,
-        env=scrubbed_env(options.env),
-        tool_env=scrubbed_env(options.env, drop_provider_vars=True),
-        platform=current_platform(),
-        workspace=workspace,
-    )
-
-
-def format_planners() -> dict[str, Planner]:
-    """The planner of each manifest format."""
-    from . import agentproto, smarttool, speccify
-
-    return {"speccify": speccify.plan, "aip-14": agentproto.plan, "smart-tool": smarttool.plan}
-
-
 def check(catalog: Catalog, options: Options, only: set[str] | None = None, planners: dict[str, Planner] | None = None) -> Stats:
     """Run every runnable example and check; results land on the model. Returns what it did.
 
-    `planners` replaces the format planners (by format name); the default is `format_planners()`.
+    `planners` replaces the format planners (by format name); the default is `PLANNERS`.
     """
-    planners = format_planners() if planners is None else planners
+    planners = PLANNERS if planners is None else planners
     started = time.monotonic()
     ctx = make_context(options, catalog.root)
     folder = None
@@ -236,7 +187,7 @@ def _code_digest() -> str:
     """A hash of the code that produces results, so a changed runner never reuses stale results
     (the version alone does not change between development builds)."""
     package = Path(__file__).resolve().parent.parent
-    files = sorted([*package.joinpath("conformance").glob("*.py"), package / "process.py", package / "matching.py"])
+    files = sorted([*package.joinpath("conformance").glob("*.py"), *(package / name for name in ("process.py", "matching.py", "files.py", "jsonschemas.py"))])
     return cache_mod.key([(f.name, f.read_bytes().hex()) for f in files if f.is_file()])
 
 
@@ -258,13 +209,3 @@ def _applicable(tool: Tool, outcome: Any) -> bool:
     except Exception:  # any shape error (AttributeError, TypeError, ...) valid_outcome missed
         return False
     return True
-
-
-def excerpt(data: bytes, limit: int = 2000) -> str:
-    text = data.decode("utf-8", "replace")
-    return text if len(text) <= limit else "…" + text[-limit:]
-
-
-def last_line(data: bytes) -> str:
-    lines = [line for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
-    return lines[-1].strip()[:300] if lines else ""

@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..matching import differences
-from ..model import Driver, Implementation, Tool
-from .engine import Context, excerpt, last_line
+from ..model import Driver, Implementation, Run, RunStatus, Tool
+from .job import Context
+from .judge import documents_failure, excerpt, last_line, settle, settle_failure
 
 
 STDERR_TAIL = 64 * 1024
@@ -62,61 +62,52 @@ def tool_name(driver: Driver, entry: Implementation, tool: Tool) -> str | None:
     return None
 
 
-def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix: list[str], ctx: Context, timeout: float, outputs_ok: bool, run: dict[str, Any]) -> dict[str, Any]:
-    from .agentproto import settle
-
+def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix: list[str], ctx: Context, timeout: float, outputs: Any, run: Run) -> Run:
     name = tool_name(driver, entry, tool)
-    run["argv"] = [Path(prefix[0]).name, *(Path(a).name if Path(a).is_absolute() else a for a in prefix[1:])]
+    run.argv = [Path(prefix[0]).name, *(Path(a).name if Path(a).is_absolute() else a for a in prefix[1:])]
     if name is None:
-        run.update(status="not-run", detail="not run: no `metadata.mcp.tool_name` or `mcp_tools` entry names the MCP tool")
+        run.status, run.detail = RunStatus.NOT_RUN, "not run: no `metadata.mcp.tool_name` or `mcp_tools` entry names the MCP tool"
         return run
     if not isinstance(example.input, dict):
         # MCP arguments are an object; sending `{}` instead would test something else.
-        run.update(status="not-run", detail="not run: MCP tool arguments must be an object, and this input is not")
+        run.status, run.detail = RunStatus.NOT_RUN, "not run: MCP tool arguments must be an object, and this input is not"
         return run
-    arguments = dict(example.input)
     meta = entry.metadata.get("mcp") if isinstance(entry.metadata.get("mcp"), dict) else {}
     mapping = meta.get("argument_mapping") if isinstance(meta.get("argument_mapping"), dict) else {}
-    arguments = {str(mapping.get(k, k)): v for k, v in arguments.items()}
+    arguments = {str(mapping.get(k, k)): v for k, v in example.input.items()}
     started = time.monotonic()
+    result = None
     with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
         try:
-            import anyio
+            import anyio  # the `mcp` extra's dependency: imported only when an MCP driver runs
 
             result = anyio.run(_call, prefix, driver, ctx, name, arguments, timeout, errlog)
         except TimeoutError:
-            run.update(detail=f"timed out after {timeout:g}s")
-            result = None
+            run.detail = f"timed out after {timeout:g}s"
         except Exception as exc:  # the SDK raises many kinds; each is a failed run, not a crashed build
             cause = _leaf(exc)  # the SDK's task groups wrap the real error in (nested) exception groups
-            run.update(detail=f"MCP call failed: {type(cause).__name__}: {cause}"[:500])
-            result = None
+            run.detail = f"MCP call failed: {type(cause).__name__}: {cause}"[:500]
         # Only the tail is read, like the stderr cap of other runs: a chatty server cannot fill memory.
         errlog.flush()
         size = os.fstat(errlog.fileno()).st_size
         stderr = os.pread(errlog.fileno(), STDERR_TAIL, max(0, size - STDERR_TAIL))
-        run["stderr"] = excerpt(stderr)
-        if result is None and run["detail"].startswith("MCP call failed") and last_line(stderr):
-            run["detail"] += f" (server stderr: {last_line(stderr)})"
-    run["started"] = True
-    run["duration_ms"] = int((time.monotonic() - started) * 1000)
+        run.stderr = excerpt(stderr)
+        if result is None and run.detail.startswith("MCP call failed") and last_line(stderr):
+            run.detail += f" (server stderr: {last_line(stderr)})"
+    run.started = True
+    run.duration_ms = int((time.monotonic() - started) * 1000)
     if result is None:
         return run
     is_error, value, text = result
     if is_error:
         expected = example.output if example.has_output else None
-        if isinstance(expected, dict) and expected.get("ok") is False:
+        if documents_failure(expected):
             # An example that documents a failure: compare with the error as an AIP-14 envelope.
             error = value.get("error") if isinstance(value, dict) and isinstance(value.get("error"), dict) else None
-            envelope = {"ok": False, "error": error if error is not None else {"message": text}}
-            run.update(actual=envelope, has_actual=True)
-            run["detail"] = "; ".join(differences(expected, envelope))
-            if not run["detail"]:
-                run["status"] = "passed"
-            return run
-        run["detail"] = "the MCP tool returned an error: " + (text or "")[:300]
+            return settle_failure(run, expected, {"ok": False, "error": error if error is not None else {"message": text}})
+        run.detail = "the MCP tool returned an error: " + (text or "")[:300]
         return run
-    return settle(run, example, value, tool.outputs if outputs_ok else None)
+    return settle(run, example, value, outputs)
 
 
 def _leaf(exc: BaseException) -> BaseException:

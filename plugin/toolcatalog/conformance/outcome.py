@@ -8,15 +8,13 @@ or the catalog.
 from __future__ import annotations
 
 import json
-from dataclasses import fields
 from typing import Any
 
 from .. import jsonschemas
-from ..model import Capability, Check, Run, Tool
+from ..model import Capability, Check, CheckStatus, ExampleStatus, Run, Status, Tool
 
 Outcome = dict[str, Any]
 SCHEMA = "outcome.schema.json"
-_RUN_FIELDS = frozenset(f.name for f in fields(Run))
 
 
 def valid_outcome(tool: Tool, outcome: Any) -> bool:
@@ -34,14 +32,14 @@ def valid_outcome(tool: Tool, outcome: Any) -> bool:
 
 def apply(tool: Tool, outcome: Outcome) -> None:
     """Put an outcome (fresh or cached) on the model."""
-    tool.status = "invalid" if not tool.valid else outcome.get("status", "not-run")
+    tool.status = Status.INVALID if not tool.valid else Status(outcome["status"])
     tool.status_detail = outcome.get("status_detail", "")
     for example, result in zip(tool.examples, outcome.get("examples", [])):
-        example.status = result.get("status", "not-run")
+        example.status = ExampleStatus(result["status"])
         example.detail = result.get("detail", "")
-        example.runs = [Run(**{k: v for k, v in run.items() if k in _RUN_FIELDS}) for run in result.get("runs", [])]
+        example.runs = [Run.from_json(run) for run in result.get("runs", [])]
     if "checks" in outcome:
-        tool.checks = [Check(**check) for check in outcome["checks"]]
+        tool.checks = [Check(c["id"], CheckStatus(c["status"]), c.get("detail", ""), c.get("spec", "")) for c in outcome["checks"]]
     if outcome.get("capabilities") is not None:
         tool.capabilities = [Capability(**c) for c in outcome["capabilities"]]
         tool.capability_help = dict(outcome.get("capability_help", {}))
@@ -52,10 +50,10 @@ def apply(tool: Tool, outcome: Outcome) -> None:
             driver.run_status[tool.id] = reason
 
 
-def not_run_outcome(tool: Tool, status: str, detail: str) -> Outcome:
+def not_run_outcome(tool: Tool, status: Status, detail: str) -> Outcome:
     """Nothing runs: every example is `not-run` with the same reason."""
     return {
-        "status": status,
+        "status": status.value,
         "status_detail": detail,
         "examples": [{"status": "not-run", "detail": detail, "runs": []} for _ in tool.examples],
         "processes": 0,
@@ -69,7 +67,7 @@ def crash_outcome(tool: Tool, exc: BaseException | None, when: str) -> Outcome:
     else:
         detail = f"internal error {when} ({type(exc).__name__}: {exc}); please report it"
     return {
-        "status": "failed",
+        "status": Status.FAILED.value,
         "status_detail": detail,
         "examples": [{"status": "not-run", "detail": detail, "runs": []} for _ in tool.examples],
         "processes": 0,

@@ -20,10 +20,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..model import DETERMINISTIC, MODEL_BACKED, Tool
+from ..files import hash_tree
+from ..formats.smarttool import STATIC_RULES, rule_for
+from ..model import Status, Tool
 from ..process import run_process
-from .cache import hash_tree
-from .engine import Context, Job, excerpt
+from .job import Context, Job
+from .judge import excerpt, unfinished
 from .outcome import Outcome
 
 CAPABILITY_LINE = re.compile(r"^- `(?P<name>[^`]+)` \[(?P<kind>deterministic|model-backed)\] -- (?P<summary>.+)$", re.MULTILINE)
@@ -32,50 +34,13 @@ UNKNOWN_CAPABILITY = "__toolcatalog_no_such_capability__"
 TRACEBACK = "Traceback (most recent call last)"
 MAX_CAPABILITY_HELP = 50  # `<capability> --help` calls per tool; each one starts a process
 
-STATIC_RULES = (
-    ("descriptor-present", "packaging.md"),
-    ("manifest-present", "packaging.md"),
-    ("manifest-frontmatter-parses", "manifest.md"),
-    ("manifest-fields-closed", "manifest.md"),
-    ("manifest-required-fields", "manifest.md"),
-    ("manifest-name-format", "manifest.md"),
-    ("manifest-version-matches-package", "manifest.md"),
-    ("manifest-requires-shape", "manifest.md"),
-    ("manifest-single-per-root", "manifest.md"),
-)
-
-
-def _rule_for(diagnostic: Any) -> str | None:
-    code, message = diagnostic.code, diagnostic.message
-    if code in ("descriptor-manifest",):
-        return "manifest-present"
-    if code == "descriptor" or code == "json-syntax":
-        return "descriptor-present"
-    if code.startswith(("frontmatter", "yaml", "manifest-too", "manifest-unreadable", "manifest-encoding")):
-        return "manifest-frontmatter-parses"
-    if code == "version-mismatch":
-        return "manifest-version-matches-package"
-    if code == "requires-install" or (code == "schema" and message.startswith("`requires")):
-        return "manifest-requires-shape"
-    if code == "manifest-single-per-root":
-        return "manifest-single-per-root"
-    if code == "schema":
-        if message.startswith("unknown field"):
-            return "manifest-fields-closed"
-        if message.startswith("missing required field"):
-            return "manifest-required-fields"
-        if message.startswith("`name`"):
-            return "manifest-name-format"
-        return "manifest-required-fields"
-    return None
-
 
 def static_checks(tool: Tool) -> list[dict[str, Any]]:
     failures: dict[str, list[str]] = {}
     for diagnostic in tool.diagnostics:
         if diagnostic.severity != "error":
             continue
-        rule = _rule_for(diagnostic)
+        rule = rule_for(diagnostic)
         if rule:
             failures.setdefault(rule, []).append(diagnostic.message)
     checks = []
@@ -104,7 +69,7 @@ def plan(tool: Tool, ctx: Context) -> Job:
     parts: list[Any] = [hash_tree(root), tool.descriptor]
     if tool.platforms and ctx.platform not in tool.platforms:
         outcome = {
-            "status": "not-applicable",
+            "status": Status.NOT_APPLICABLE.value,
             "status_detail": f"platforms {', '.join(tool.platforms)} exclude {ctx.platform}",
             "examples": [],
             "checks": statics,
@@ -114,7 +79,7 @@ def plan(tool: Tool, ctx: Context) -> Job:
     if argv is None:
         reason = "not run: no smart-tool.json says how to run this tool" if tool.descriptor is None else "not run: smart-tool.json has no usable `cli_argv`"
         outcome = {
-            "status": "not-run" if tool.descriptor is None else "invalid",
+            "status": (Status.NOT_RUN if tool.descriptor is None else Status.INVALID).value,
             "status_detail": reason,
             "examples": [],
             "checks": statics,
@@ -149,11 +114,7 @@ def run_rules(tool: Tool, argv: list[str], smoke: list[str] | None, root: Path, 
         return data.decode("utf-8", "replace")
 
     def failure(result: Any) -> str:
-        if result.error:
-            return result.error
-        if result.timed_out:
-            return f"timed out after {timeout:g}s"
-        return f"exit code {result.exit_code}"
+        return unfinished(result, timeout) or f"exit code {result.exit_code}"
 
     checks = list(statics)
     help_result = call(["--help"])
@@ -226,7 +187,7 @@ def run_rules(tool: Tool, argv: list[str], smoke: list[str] | None, root: Path, 
     kind = None if not kinds else kinds.pop() if len(kinds) == 1 else "mixed"
     failed = [c["id"] for c in checks if c["status"] == "fail"]
     return {
-        "status": "failed" if failed else "passed",
+        "status": (Status.FAILED if failed else Status.PASSED).value,
         "status_detail": f"failing rules: {', '.join(failed)}" if failed else f"{sum(c['status'] == 'pass' for c in checks)} rules pass",
         "examples": [],
         "checks": checks,
@@ -247,5 +208,3 @@ def _json_on_stdout(stdout: bytes) -> bool:
             continue
     return False
 
-
-__all__ = ["plan", "DETERMINISTIC", "MODEL_BACKED"]

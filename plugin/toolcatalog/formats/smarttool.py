@@ -38,6 +38,45 @@ _INSTALL_VERBS = frozenset(
 )
 
 
+# The conformance kit's static rules, each decided by the manifest diagnostics `rule_for` maps to it.
+STATIC_RULES = (
+    ("descriptor-present", "packaging.md"),
+    ("manifest-present", "packaging.md"),
+    ("manifest-frontmatter-parses", "manifest.md"),
+    ("manifest-fields-closed", "manifest.md"),
+    ("manifest-required-fields", "manifest.md"),
+    ("manifest-name-format", "manifest.md"),
+    ("manifest-version-matches-package", "manifest.md"),
+    ("manifest-requires-shape", "manifest.md"),
+    ("manifest-single-per-root", "manifest.md"),
+)
+
+
+def rule_for(diagnostic: Any) -> str | None:
+    code, message = diagnostic.code, diagnostic.message
+    if code in ("descriptor-manifest",):
+        return "manifest-present"
+    if code == "descriptor" or code == "json-syntax":
+        return "descriptor-present"
+    if code.startswith(("frontmatter", "yaml", "manifest-too", "manifest-unreadable", "manifest-encoding")):
+        return "manifest-frontmatter-parses"
+    if code == "version-mismatch":
+        return "manifest-version-matches-package"
+    if code == "requires-install" or (code == "schema" and message.startswith("`requires")):
+        return "manifest-requires-shape"
+    if code == "manifest-single-per-root":
+        return "manifest-single-per-root"
+    if code == "schema":
+        if message.startswith("unknown field"):
+            return "manifest-fields-closed"
+        if message.startswith("missing required field"):
+            return "manifest-required-fields"
+        if message.startswith("`name`"):
+            return "manifest-name-format"
+        return "manifest-required-fields"
+    return None
+
+
 def parse_distribution(
     descriptor_path: Path, workspace: Path, max_bytes: int, other_manifests: list[Path] | None = None
 ) -> tuple[Tool, Path | None]:

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .. import frontmatter
+from .. import jsonvalues
 from ..frontmatter import Manifest
 from ..model import DETERMINISTIC, Effects, Example, Requirement, Tool
 from . import common
@@ -188,7 +188,7 @@ def parse_examples(body: str, body_line: int, sink: common.Sink) -> list[Example
                     "example-repeated-line",
                 )
             try:
-                value: Any = frontmatter.loads_strict(last.group("json"))
+                value: Any = jsonvalues.loads_strict(last.group("json"))
             except json.JSONDecodeError as exc:
                 sink.error(f"example {title!r}: `{kind}:` is not valid JSON ({exc.msg} at column {exc.colno})", line, "example-json")
                 continue
@@ -201,3 +201,13 @@ def parse_examples(body: str, body_line: int, sink: common.Sink) -> list[Example
             setattr(example, kind, value)
         examples.append(example)
     return examples
+
+
+def without_examples_section(body: str) -> str:
+    """speccify bodies: the `## Examples` section is shown as structured examples instead."""
+    sections = list(_SECTION.finditer(body))
+    for index, match in enumerate(sections):
+        if match.group("title").strip().lower() == "examples":
+            end = sections[index + 1].start() if index + 1 < len(sections) else len(body)
+            return body[: match.start()] + body[end:]
+    return body

@@ -1,11 +1,8 @@
-"""The JSON catalog agents fetch: one stable, sorted document for the whole workspace.
+"""catalog.json: one stable, sorted document for the whole workspace, and each tool's entry.
 
 `tool_entry` turns one tool into its catalog entry (also published alone as
-`tools/<slug>.json`), `annotations` derives MCP hints from a contract,
-`validate` checks a document against the shipped `catalog.schema.json`, and
-`dumps` / `write_atomic` give the bytes and put them on disk. The whole
-document, with its links and the other site outputs, is assembled by
-`exports.catalog_document` (`build` here is a shortcut to it).
+`tools/<slug>.json`), `document` assembles the whole catalog, `validate` checks
+it against the shipped `schemas/catalog.schema.json`, and `dumps` gives the bytes.
 
 The catalog holds no timestamps (unless SOURCE_DATE_EPOCH asks for one),
 durations or absolute paths, so the same sources always give the same bytes,
@@ -14,52 +11,36 @@ whether the run results came from the cache or a fresh run.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
 import re
-import stat
-import tempfile
-from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
-from . import __version__
-from . import jsonschemas
-from .model import Catalog, Diagnostic, Driver, Effects, Example, Run, Tool
-
-if TYPE_CHECKING:
-    from .options import Options
+from .. import jsonschemas
+from .._version import __version__
+from ..files import file_digest
+from ..model import Catalog, Diagnostic, Driver, Example, Run, Status, Tool
+from ..options import CATALOG_SCHEMA_SITE_PATH, Options, output_paths
+from ..safety import annotations
+from .site import Site, generated_at, reference
 
 CATALOG_VERSION = 1
 GENERATOR = {"name": "mkdocs-toolcatalog", "version": __version__}
 SCHEMA_RESOURCE = "catalog.schema.json"  # in toolcatalog/schemas/
-SCHEMA_SITE_PATH = f"schemas/catalog-v{CATALOG_VERSION}.schema.json"  # where the site publishes it
-TOOL_STATUSES = (
-    "passed", "failed", "invalid", "not-run", "not-applicable", "not-implemented", "missing-requirement", "no-examples",
-)
-
-# Mutation entries (`<class>:<scope>`) whose words say they remove things: `destructiveHint`.
-_DELETE_WORDS = re.compile(r"(?<![a-z])(delete|deletes|remove|removes|destroy|destroys|drop|drops|purge|purges|wipe|wipes|erase|erases|truncate|truncates)(?![a-z])", re.I)
+SCHEMA_SITE_PATH = CATALOG_SCHEMA_SITE_PATH
 
 
 class CatalogError(Exception):
     """The catalog we produced does not match our own schema: a bug, never a user error."""
 
 
-@dataclass
-class Links:
-    """Where one tool's page and JSON live, as the catalog states them."""
-
-    page: str  # absolute with site_url, else site-relative
-    json: str | None = None  # same rules; None when per-tool files are off
-
-
 # -- entries -------------------------------------------------------------------------------------
-def tool_entry(tool: Tool, links: Links | None = None) -> dict[str, Any]:
+def tool_entry(tool: Tool, site: Site | None = None) -> dict[str, Any]:
     """One tool's full catalog entry (plain JSON values; not yet path-scrubbed)."""
-    links = links or Links(page=tool.url)
+    site = site or Site()
     return {
         "id": tool.id,
         "name": tool.name,
@@ -68,12 +49,12 @@ def tool_entry(tool: Tool, links: Links | None = None) -> dict[str, Any]:
         "description": tool.description,
         "source": tool.source,
         "descriptor": tool.descriptor_source,
-        "digest": digest(tool.abs_path),
+        "digest": file_digest(tool.abs_path),
         "url": tool.url,
-        "page": links.page,
-        "json": links.json,
+        "page": site.link(tool.url),
+        "json": site.link(tool.json_path) if tool.json_path else None,
         "valid": tool.valid,
-        "status": tool.status,
+        "status": tool.status.value,
         "status_detail": tool.status_detail,
         "kind": tool.kind,
         "platforms": list(tool.platforms),
@@ -92,7 +73,7 @@ def tool_entry(tool: Tool, links: Links | None = None) -> dict[str, Any]:
 
 def run_entry(run: Run) -> dict[str, Any]:
     """A run as the catalog shows it: no argv, stderr or duration (those are machine-specific)."""
-    d: dict[str, Any] = {"status": run.status, "detail": run.detail}
+    d: dict[str, Any] = {"status": run.status.value, "detail": run.detail}
     if run.driver is not None:
         d["driver"] = run.driver
     if run.has_actual:
@@ -110,7 +91,7 @@ def example_entry(example: Example) -> dict[str, Any]:
         "has_input": example.has_input,
         "output": example.output if example.has_output else None,
         "has_output": example.has_output,
-        "status": example.status,
+        "status": example.status.value,
         "detail": example.detail,
         "runs": [run_entry(r) for r in example.runs],
     }
@@ -149,65 +130,14 @@ def driver_entry(driver: Driver, tool: Tool) -> dict[str, Any]:
     return d
 
 
-def annotations(effects: Effects) -> dict[str, bool]:
-    """MCP ToolAnnotations hints the contract supports. Absent means unknown, never a guess.
-
-    - `readOnlyHint`: true when `mutates` is declared empty and the risk level (if any) is 0;
-      false when something is mutated or the risk level is 1 or more.
-    - `destructiveHint`: true for risk level 3 or a mutation whose words say it deletes
-      (`delete`, `remove`, `drop`, `purge`, `wipe`, ...); never stated false, since no
-      contract field promises "additive only" (MCP's default is true anyway).
-    - `idempotentHint`: the contract's `idempotent`, when it has one.
-    - `openWorldHint`: true when network access is declared (a `network` requirement or a
-      `network:` mutation); never stated false.
-    """
-    hints: dict[str, bool] = {}
-    mutates = effects.mutates
-    risk = effects.risk_level
-    if (mutates is not None and len(mutates) > 0) or (isinstance(risk, int) and risk >= 1):
-        hints["readOnlyHint"] = False
-    elif mutates is not None and risk in (None, 0):
-        hints["readOnlyHint"] = True
-    if risk == 3 or any(_DELETE_WORDS.search(m) for m in mutates or []):
-        hints["destructiveHint"] = True
-    if isinstance(effects.idempotent, bool):
-        hints["idempotentHint"] = effects.idempotent
-    if any(r.kind == "network" for r in effects.requires) or any(m.startswith("network:") for m in mutates or []):
-        hints["openWorldHint"] = True
-    return hints
-
-
-def digest(path: Path) -> str | None:
-    """`sha256:` of a file's bytes, or None when it cannot be read or is not a regular file.
-
-    Opened without blocking, so a FIFO or device named like a manifest never hangs the build.
-    """
-    h = hashlib.sha256()
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                h.update(block)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return "sha256:" + h.hexdigest()
-
-
 def sorted_diagnostics(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return sorted(diagnostics, key=lambda d: (d.path, d.line or 0, d.severity, d.code, d.message))
 
 
 def status_counts(tools: list[Tool]) -> dict[str, Any]:
-    by_status = {status: 0 for status in TOOL_STATUSES}
+    by_status = {status: 0 for status in Status.values()}
     for tool in tools:
-        by_status[tool.status] = by_status.get(tool.status, 0) + 1
+        by_status[tool.status.value] += 1
     return {"tools": len(tools), "invalid": sum(not t.valid for t in tools), "by_status": by_status}
 
 
@@ -253,14 +183,6 @@ def clean(value: Any, scrub: Any = None) -> Any:
     return value
 
 
-# -- the document ----------------------------------------------------------------------------------
-def build(catalog: Catalog, options: Options | None = None, site: Any = None) -> dict[str, Any]:
-    """The whole catalog document, exactly as the site publishes it (see `exports`)."""
-    from . import exports
-
-    return exports.catalog_document(catalog, options, site)
-
-
 def validate(document: Any, where: str = "catalog") -> None:
     """Raise CatalogError when `document` does not match the shipped catalog schema."""
     errors = jsonschemas.validate_bundled(SCHEMA_RESOURCE, document)
@@ -274,15 +196,13 @@ def validate_tool(entry: Any, where: str = "tool file") -> None:
     """Raise CatalogError when `entry` is not a valid `$defs/tool` of the catalog schema."""
     wrapper = {
         "$schema": "x", "version": CATALOG_VERSION, "generator": dict(GENERATOR), "tools": [entry], "diagnostics": [],
-        "counts": {"tools": 1, "invalid": 0, "by_status": {s: 0 for s in TOOL_STATUSES}},
+        "counts": {"tools": 1, "invalid": 0, "by_status": {s: 0 for s in Status.values()}},
     }
     validate(wrapper, where)
 
 
 def schema_text() -> str:
     """The shipped schema, byte for byte as packaged (it is published into the site unchanged)."""
-    from importlib import resources
-
     return resources.files("toolcatalog").joinpath("schemas", SCHEMA_RESOURCE).read_text(encoding="utf-8")
 
 
@@ -291,18 +211,43 @@ def dumps(document: Any) -> str:
     return json.dumps(document, ensure_ascii=False, sort_keys=True, indent=2, allow_nan=False) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so readers never see half a catalog."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+def _scrub_entry(entry: dict[str, Any], scrub: Any) -> dict[str, Any]:
+    """Strip machine-specific paths from what running the tool produced; contract data stays as written."""
+    out = clean(entry)
+    for key in ("status_detail", "diagnostics", "examples", "checks", "capabilities", "drivers"):
+        out[key] = clean(out[key], scrub)
+    # Contract data inside examples and drivers (`input`, `output`, `implements`) is copied back unscrubbed.
+    for cleaned, example in zip(out["examples"], clean(entry["examples"])):
+        cleaned["input"], cleaned["output"] = example["input"], example["output"]
+    for cleaned, driver in zip(out["drivers"], clean(entry["drivers"])):
+        if "implements" in driver:
+            cleaned["implements"] = driver["implements"]
+        for key in ("name", "description", "source", "version", "kind", "id"):
+            cleaned[key] = driver[key]
+    return out
+
+
+def document(catalog: Catalog, options: Options | None = None, site: Site | None = None, extra_diagnostics: list[Diagnostic] | None = None) -> dict[str, Any]:
+    """The catalog as published at `catalog_file`, validated against the shipped schema.
+
+    `extra_diagnostics`: catalog-level findings of the outputs themselves (tools left out of the
+    MCP list). Raises CatalogError when the result breaks the schema (a bug)."""
+    options = options or Options()
+    site = site or Site()
+    paths = output_paths(options)
+    scrub = scrubber(catalog.root)
+    tools = sorted(catalog.tools, key=lambda t: (t.id, t.source))
+    diagnostics = [*catalog.diagnostics, *(extra_diagnostics or [])]
+    document: dict[str, Any] = {
+        "$schema": reference(site, SCHEMA_SITE_PATH, paths.catalog or "catalog.json"),
+        "version": CATALOG_VERSION,
+        "generator": dict(GENERATOR),
+        "counts": status_counts(tools),
+        "tools": [_scrub_entry(tool_entry(t, site), scrub) for t in tools],
+        "diagnostics": clean([d.as_dict() for d in sorted_diagnostics(diagnostics)], scrub),
+    }
+    stamp = generated_at()
+    if stamp is not None:
+        document["generated_at"] = stamp
+    validate(document)
+    return document

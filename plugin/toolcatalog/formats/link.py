@@ -13,8 +13,8 @@ from pathlib import Path
 
 import nodesemver
 
-from .formats import aip14
-from .model import ERROR, WARNING, Catalog, Diagnostic, Driver, Implementation, Tool
+from . import aip14
+from ..model import ERROR, WARNING, Catalog, Diagnostic, Driver, Implementation, Tool
 
 COST_ORDER = {"trivial": 0, "metered": 1, "expensive": 2}
 

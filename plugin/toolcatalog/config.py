@@ -1,0 +1,129 @@
+"""The plugin's typed MkDocs `Config`: one attribute and one docstring per option.
+
+Each option is validated by the library's own rule for it (`options.check_value`),
+so MkDocs, ProperDocs and the command line accept and refuse exactly the same
+values with the same message; `to_options` hands the validated values to the
+library. Only the MkDocs host layer imports this module.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Optional, TypeVar, Union
+
+from mkdocs.config import base
+from mkdocs.config.config_options import ValidationError
+
+from .options import Options, OptionsError, check_value, default
+
+
+T = TypeVar("T")
+
+
+class _Rule(Generic[T], base.BaseConfigOption[T]):
+    """A config option checked by the library's rule of the same name (`T`: its type once valid)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.default = default(name)
+
+    def run_validation(self, value: object) -> T:
+        try:
+            return check_value(self.name, value)
+        except OptionsError as exc:
+            raise ValidationError(str(exc)) from None
+
+
+class ToolCatalogConfig(base.Config):
+    enabled = _Rule[bool]("enabled")
+    """Turn the plugin off without removing it (e.g. `enabled: !ENV [TOOLCATALOG, true]`)."""
+
+    paths = _Rule[list[str]]("paths")
+    """Folders or manifest files to harvest, relative to mkdocs.yml. Empty: search the whole
+    project for the formats' conventional places (`.agent/tools/*/TOOL.md`, `.tools/**/TOOL.md`,
+    `.drivers/**/DRIVER.md`, `**/smart-tool.json`, `**/SMART_TOOL.md`). A listed folder is
+    searched for every manifest file name at any depth."""
+
+    exclude = _Rule[list[str]]("exclude")
+    """gitignore-style patterns (relative to mkdocs.yml) of files and folders never harvested."""
+
+    page_dir = _Rule[str]("page_dir")
+    """Folder of the generated pages inside the site: the index is `<page_dir>/index.md`,
+    each tool is `<page_dir>/<id>.md`. A page you write at the same path wins over ours."""
+
+    catalog_file = _Rule[str]("catalog_file")
+    """Path of the JSON catalog inside the built site (`""` turns it off). Its JSON Schema is
+    published beside the site root as `schemas/catalog-v1.schema.json`; every build validates the
+    catalog against it."""
+
+    tool_json_dir = _Rule[str]("tool_json_dir")
+    """Folder of the per-tool JSON files inside the site: `<tool_json_dir>/<slug>.json` holds one
+    tool's full catalog entry, named like its page. `"."` puts them at the site root; `""` turns
+    them off."""
+
+    mcp_file = _Rule[str]("mcp_file")
+    """Path of the MCP `tools/list` result (`{"tools": [...]}`) inside the site; `""` turns it off.
+    Invalid tools and tools without an object input schema are left out, each with a `mcp-omitted`
+    warning in the catalog."""
+
+    llms_file = _Rule[str]("llms_file")
+    """Path of the llms.txt index (title, summary, one link per tool) inside the site; `""` turns
+    it off (do that when another plugin writes llms.txt)."""
+
+    source_uri = _Rule[Optional[str]]("source_uri")
+    """Link template for manifest files on tool pages: `{path}` is the manifest's path relative to
+    mkdocs.yml and `{line}` the line (e.g. `https://github.com/o/r/blob/main/{path}#L{line}`). By
+    default it is derived from `repo_url` and `edit_uri`; with neither, paths are shown unlinked."""
+
+    max_manifest_bytes = _Rule[int]("max_manifest_bytes")
+    """Manifests larger than this are refused with a diagnostic instead of being parsed."""
+
+    nav_title = _Rule[str]("nav_title")
+    """Title of the nav section holding the catalog index and the tool pages."""
+
+    nav_tools = _Rule[Union[bool, int]]("nav_tools")
+    """Which tool pages the nav lists, grouped by format: `true` all, `false` none (only the index,
+    which links every tool), or a number N: all while the catalog has at most N tools, else none.
+    Themes like Material render the whole nav into every page, so a nav with 1,000 tool pages
+    makes every page of the site heavier and the build several times slower (see `bench/`)."""
+
+    run_examples = _Rule[bool]("run_examples")
+    """Run every runnable example and self-description check against the real implementation
+    while building. Off: examples are shown and validated, never run (status `not-run`)."""
+
+    timeout = _Rule[float]("timeout")
+    """Seconds each example process may take before its whole process group is killed. A tool's
+    own smaller `timeout_ms` (AIP-14) wins."""
+
+    jobs = _Rule[int]("jobs")
+    """How many example processes run at once; 0 means one per CPU."""
+
+    cache = _Rule[bool]("cache")
+    """Reuse results while nothing they depend on changed (manifest, tool folder, drivers,
+    interpreter, platform, options), so a rebuild with nothing changed starts no process."""
+
+    cache_dir = _Rule[str]("cache_dir")
+    """Where cached results live, relative to mkdocs.yml's folder."""
+
+    allow_mutating = _Rule[list[str]]("allow_mutating")
+    """AIP-14 tool ids (shell-style globs) whose examples may run although the contract says they
+    mutate something or need approval; no other AIP-14 tool with `mutates` or a non-`auto` approval
+    ever runs. speccify and smart tools declare no machine-readable effects, so they are not gated:
+    their examples always run (keep them side-effect free, as both formats ask)."""
+
+    env = _Rule[list[str]]("env")
+    """Environment variables passed to tools besides the allowlist (PATH, HOME, LANG, TMPDIR, ...).
+    Smart tools never receive provider credentials (`*API_KEY*`, `*_TOKEN`, `OPENAI*`, ...)."""
+
+    max_output_bytes = _Rule[int]("max_output_bytes")
+    """stdout a process may write before it is stopped (stderr is capped at 64 KiB)."""
+
+    fail_on = _Rule[list[str]]("fail_on")
+    """Tool statuses that abort the build with an error, even under `-q`. Without it, failures
+    and invalid manifests are warnings, which `mkdocs build --strict` turns into a failed build."""
+
+
+def to_options(config: ToolCatalogConfig) -> Options:
+    """The library's options from a validated plugin config; the rules across options are
+    checked here (OptionsError)."""
+    return Options.from_mapping({name: config[name] for name in config})

@@ -1,0 +1,75 @@
+"""`llms.txt`: the llms.txt convention's index of the tools, with links to their pages and JSON."""
+
+from __future__ import annotations
+
+import posixpath
+
+from ..model import Catalog, Status, Tool
+from ..options import CATALOG_SCHEMA_SITE_PATH, Options, output_paths
+from .site import Site, reference
+
+SUMMARY_LIMIT = 240
+
+
+def _md_text(text: str) -> str:
+    """One line of Markdown-safe text (no line breaks, no link syntax)."""
+    line = " ".join(str(text).split())
+    return line.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]").replace("<", "\\<")
+
+
+def _md_url(url: str) -> str:
+    return url.replace(" ", "%20").replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E")
+
+
+def one_line(text: str, limit: int = SUMMARY_LIMIT) -> str:
+    line = " ".join(str(text).split())
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1].rsplit(" ", 1)[0] if " " in line[: limit - 1] else line[: limit - 1]
+    return cut.rstrip(" ,;:.") + "…"
+
+
+def llms_txt(catalog: Catalog, options: Options, site: Site) -> str:
+    """The llms.txt convention: `# Title`, `> summary`, details, then `## Tools` link lists."""
+    plan = output_paths(options)
+    here = plan.llms or "llms.txt"
+    has_json = plan.tool_json_dir is not None
+    tools = sorted(catalog.tools, key=lambda t: (t.id, t.source))
+    valid = [t for t in tools if t.valid]
+    invalid = [t for t in tools if not t.valid]
+    passed = sum(t.status == Status.PASSED for t in tools)
+    title = site.name or "Tool catalog"
+    summary = site.description or (
+        f"A verified catalog of {len(tools)} agent tool{'s' if len(tools) != 1 else ''}: each page states a tool's "
+        "contract (inputs, outputs, side effects) and what running its examples showed."
+    )
+    lines = [f"# {_md_text(title)}", "", f"> {_md_text(one_line(summary, 500))}", ""]
+    lines.append(
+        f"{len(tools)} tool{'s' if len(tools) != 1 else ''}, {passed} passing their examples or checks at build time, "
+        f"{len(invalid)} with an invalid manifest. Every tool links to its page"
+        + (" and to its contract as JSON." if has_json else ".")
+    )
+    machine = []
+    if plan.catalog:
+        machine.append(f"[{_md_text(posixpath.basename(plan.catalog))}]({_md_url(reference(site, plan.catalog, here))}) (the whole catalog; "
+                       f"JSON Schema: [{posixpath.basename(CATALOG_SCHEMA_SITE_PATH)}]({_md_url(reference(site, CATALOG_SCHEMA_SITE_PATH, here))}))")
+    if plan.mcp:
+        machine.append(f"[{_md_text(posixpath.basename(plan.mcp))}]({_md_url(reference(site, plan.mcp, here))}) (an MCP `tools/list` result)")
+    if machine:
+        lines += ["", "Machine-readable: " + ", ".join(machine) + "."]
+
+    def item(tool: Tool, note: str) -> str:
+        text = f"- [{_md_text(tool.name or tool.id)}]({_md_url(reference(site, tool.url, here))})"
+        description = one_line(tool.description)
+        if description:
+            text += f": {_md_text(description)}"
+        extra = [f"`{tool.id}`" if "`" not in tool.id else _md_text(tool.id), tool.format, note]
+        link = f"[JSON]({_md_url(reference(site, tool.json_path, here))})" if tool.json_path else ""
+        return text + " (" + ", ".join(x for x in extra if x) + (f"; {link}" if link else "") + ")"
+
+    lines += ["", "## Tools", ""]
+    lines += [item(t, t.status.value) for t in valid] or ["No valid tools."]
+    if invalid:
+        lines += ["", "## Optional", ""]
+        lines += [item(t, "invalid manifest: see the page for its errors") for t in invalid]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,134 @@
+"""One build, the same for every host: harvest → place → check → fail_on → outputs.
+
+The MkDocs plugin, every `toolcatalog` command, the Markdown export and any
+program that uses the library drive a build through this module:
+
+    build = pipeline.prepare(workspace, options, site=Site(name="Tools"))   # harvest and place
+    pipeline.check(build)                                                   # run examples and checks
+    pipeline.enforce_fail_on(build)                                         # raise FailOnError
+    files = build.outputs()                                                 # {site path: text}
+
+`pipeline.run(...)` does all four. Options are checked by their own rules
+(`Options.from_mapping`) before they get here; nothing in this module logs or
+prints: hosts report what a build found (`Build.diagnostics`, `Build.stats`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from . import outputs
+from .conformance import engine
+from .harvest import harvest
+from .model import Catalog, Diagnostic, Tool
+from .options import Options
+from .outputs.site import Site
+from .placement import Placement, place
+
+__all__ = ["Build", "FailOnError", "check", "enforce_fail_on", "failing", "prepare", "run", "user_pages"]
+
+
+class FailOnError(Exception):
+    """Tools have a status listed in the `fail_on` option."""
+
+    def __init__(self, tools: list[Tool]):
+        names = ", ".join(f"{t.id} ({t.status.value})" for t in tools[:20])
+        more = f" and {len(tools) - 20} more" if len(tools) > 20 else ""
+        super().__init__(f"{len(tools)} tool(s) have a status listed in `fail_on`: {names}{more}")
+        self.tools = tools
+
+
+@dataclass
+class Build:
+    """One workspace's catalog on its way to a site."""
+
+    workspace: Path
+    options: Options
+    site: Site
+    catalog: Catalog
+    placement: Placement
+    stats: engine.Stats | None = None  # set by `check`
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # what placing the pages found
+
+    def all_diagnostics(self) -> list[Diagnostic]:
+        return [*self.catalog.all_diagnostics(), *self.diagnostics]
+
+    def outputs(self) -> dict[str, str]:
+        """Every output for agents as `{site path: text}`. Raises outputs.ExportError."""
+        return outputs.render(self.catalog, self.options, self.site)
+
+
+def prepare(
+    workspace: Path,
+    options: Options | None = None,
+    *,
+    site: Site | None = None,
+    directory_urls: bool = True,
+    skip: Iterable[Path] = (),
+    user_pages: Iterable[str] = (),
+) -> Build:
+    """Harvest every manifest under `workspace` and give each tool its place in the site.
+
+    `skip`: folders never harvested (the docs and site folders). `user_pages`: the site's own
+    page source paths, which win over a generated page at the same URL. Raises
+    discover.DiscoveryError when a `paths` entry does not exist.
+    """
+    options = options or Options()
+    workspace = Path(os.path.abspath(workspace))
+    catalog = harvest(workspace, options, skip=list(skip))
+    placement = place(catalog, options, directory_urls, user_pages)
+    catalog.diagnostics.extend(placement.diagnostics)
+    return Build(workspace, options, site or Site(), catalog, placement)
+
+
+def check(build: Build, only: set[str] | None = None) -> engine.Stats:
+    """Run every runnable example and check (all tools, or the ids in `only`); results land on the tools."""
+    build.stats = engine.check(build.catalog, build.options, only=only)
+    return build.stats
+
+
+def failing(build: Build) -> list[Tool]:
+    """The tools whose status is listed in `fail_on`."""
+    return [t for t in build.catalog.tools if t.status.value in build.options.fail_on]
+
+
+def enforce_fail_on(build: Build) -> None:
+    bad = failing(build)
+    if bad:
+        raise FailOnError(bad)
+
+
+def run(
+    workspace: Path,
+    options: Options | None = None,
+    *,
+    site: Site | None = None,
+    directory_urls: bool = True,
+    skip: Iterable[Path] = (),
+    user_pages: Iterable[str] = (),
+    run_checks: bool | None = None,
+) -> Build:
+    """`prepare`, then `check` (when `run_checks`, by default the `run_examples` option), then
+    `enforce_fail_on`. The caller writes `build.outputs()` where it wants them."""
+    build = prepare(workspace, options, site=site, directory_urls=directory_urls, skip=skip, user_pages=user_pages)
+    if build.options.run_examples if run_checks is None else run_checks:
+        check(build)
+    enforce_fail_on(build)
+    return build
+
+
+def user_pages(docs_dir: Path) -> list[str]:
+    """The Markdown pages of a docs folder as MkDocs names them (`a/b.md`), for hosts that have no
+    file list of their own (the command line). Dot folders and files are skipped, as MkDocs does."""
+    found: list[str] = []
+    if not docs_dir.is_dir():
+        return found
+    for current, dirs, files in os.walk(docs_dir):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith((".md", ".markdown")) and not name.startswith("."):
+                found.append(Path(current, name).relative_to(docs_dir).as_posix())
+    return found
