@@ -122,6 +122,33 @@ class ToolCatalogConfig(base.Config):
     """Tool statuses that abort the build with an error, even under `-q`. Without it, failures
     and invalid manifests are warnings, which `mkdocs build --strict` turns into a failed build."""
 
+    sandbox = _Rule[str]("sandbox")
+    """How example processes are isolated: `auto` (the default) runs them in a sandbox where one
+    works on this machine and says on every page and in the catalog when it could not; `required`
+    never runs a tool outside the sandbox (the tool is `not-run`, with the reason); `off` runs tools
+    as the build's own user. See docs/security.md."""
+
+    allow_network = _Rule[list[str]]("allow_network")
+    """Tool ids (shell-style globs) whose runs may use the network although their format cannot
+    declare it (speccify, smart tools). AIP-14 and AIP-30 contracts declare network access
+    themselves (`requires.network`, a `network:*` mutation, `network.egress`)."""
+
+    mcp_ttl_ms = _Rule[int]("mcp_ttl_ms")
+    """`ttlMs` of the MCP `tools/list` result: how many milliseconds a client may reuse it."""
+
+    mcp_cache_scope = _Rule[str]("mcp_cache_scope")
+    """`cacheScope` of the MCP `tools/list` result: `public` (the same list for everyone, the
+    default) or `private`."""
+
+    mcp_exclude = _Rule[list[str]]("mcp_exclude")
+    """Tool statuses left out of `mcp-tools.json` altogether (e.g. `[failed, invalid]`), so agents
+    never see a tool whose examples fail. Invalid tools are always left out."""
+
+    results = _Rule[list[str]]("results")
+    """Results files produced elsewhere (`toolcatalog check --results-out`, e.g. by sharded CI jobs):
+    files, folders or globs relative to mkdocs.yml. A result is used only while its key still
+    matches the tool's content; anything else runs here as usual."""
+
 
 def to_options(config: ToolCatalogConfig) -> Options:
     """The library's options from a validated plugin config; the rules across options are

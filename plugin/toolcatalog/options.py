@@ -54,6 +54,15 @@ class Options:
     env: list[str] = field(default_factory=list)  # environment variables passed to tools besides the allowlist
     max_output_bytes: int = 1024 * 1024  # stdout cap per process
     fail_on: list[str] = field(default_factory=list)  # tool statuses that fail the build
+    # Sandbox for example processes (issue: sandboxed runs)
+    sandbox: str = "auto"  # auto | required | off
+    allow_network: list[str] = field(default_factory=list)  # globs of tool ids whose runs may use the network
+    # The MCP tools/list result
+    mcp_ttl_ms: int = 3_600_000  # how long a client may cache the list
+    mcp_cache_scope: str = "public"  # public | private
+    mcp_exclude: list[str] = field(default_factory=list)  # tool statuses left out of mcp-tools.json
+    # Results produced elsewhere (sharded CI jobs): files, folders or globs
+    results: list[str] = field(default_factory=list)
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any] | None) -> "Options":
@@ -175,6 +184,15 @@ def _statuses(name: str, value: Any) -> list[str]:
     return items
 
 
+def _choice(name: str, choices: tuple[str, ...]) -> Callable[[str, Any], str]:
+    def rule(_name: str, value: Any) -> str:
+        if value not in choices:
+            raise OptionsError(f"`{name}` must be one of {', '.join(choices)}, not {value!r}")
+        return value
+
+    return rule
+
+
 def _cache_dir(name: str, value: Any) -> str:
     text = _text(name, value).strip()
     if not text:
@@ -204,6 +222,12 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "env": _env_names,
     "max_output_bytes": _integer("max_output_bytes", 1024),
     "fail_on": _statuses,
+    "sandbox": _choice("sandbox", ("auto", "required", "off")),
+    "allow_network": _texts,
+    "mcp_ttl_ms": _integer("mcp_ttl_ms", 0),
+    "mcp_cache_scope": _choice("mcp_cache_scope", ("public", "private")),
+    "mcp_exclude": _statuses,
+    "results": _texts,
 }
 assert set(RULES) == {f.name for f in fields(Options)}, "every option has exactly one rule"
 
