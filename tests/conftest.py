@@ -1,4 +1,4 @@
-"""Shared helpers for the manifest tests: write manifests into tmp_path, harvest them.
+"""Fixtures over the shared builders (manifests.py): write manifests into tmp_path, harvest them.
 
 Fixtures here are named after what they write (`write_tool`, `write_file`, ...)
 so other test modules can add their own without clashing.
@@ -6,52 +6,15 @@ so other test modules can add their own without clashing.
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 
+from manifests import speccify_text
 from toolcatalog.harvest import harvest
 from toolcatalog.model import Catalog
 from toolcatalog.options import Options
-
-SPECCIFY_BODY = """
-## Behaviour
-
-Echoes its input.
-
-## Examples
-
-### echo one word
-input: {"text": "hi"}
-output: {"ok": true, "text": "hi"}
-"""
-
-SPECCIFY_FRONT = """\
-name: {name}
-description: Echo a text back.
-inputs:
-  type: object
-  required: [text]
-  properties:
-    text: {{type: string}}
-outputs:
-  type: object
-  required: [ok]
-  properties:
-    ok: {{type: boolean}}
-    text: {{type: string}}
-effects: none
-"""
-
-
-def speccify_text(name: str = "good-tool", front: str | None = None, body: str = SPECCIFY_BODY, extra: str = "") -> str:
-    """A speccify TOOL.md. `front` replaces the whole front matter; `extra` is appended to it."""
-    fm = SPECCIFY_FRONT.format(name=name) if front is None else textwrap.dedent(front)
-    if not fm.endswith("\n"):
-        fm += "\n"
-    return f"---\n{fm}{textwrap.dedent(extra)}---\n{textwrap.dedent(body)}"
 
 
 @pytest.fixture

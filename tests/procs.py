@@ -23,8 +23,9 @@ def alive(pid: int) -> bool:
     return _state(pid) not in (None, "Z", "X")
 
 
-def gone(*pids: int, within: float = 1.0) -> bool:
-    """Whether every pid is dead within `within` seconds (SIGKILL is delivered asynchronously)."""
+def gone(*pids: int, within: float = 10.0) -> bool:
+    """Whether every pid is dead within `within` seconds (SIGKILL is delivered asynchronously; a
+    loaded machine may take a while, and a pid that is already gone returns at once)."""
     deadline = time.monotonic() + within
     while any(alive(p) for p in pids):
         if time.monotonic() >= deadline:

@@ -1,31 +1,59 @@
-"""Helpers for tests that build real MkDocs sites in temporary folders."""
+"""Sites, commands and checks for tests: real MkDocs/ProperDocs builds and real `toolcatalog` runs.
+
+In this process, where a test is about what a build or command produces:
+
+- `build(root, "--strict")`: `mkdocs build` through MkDocs' own API, as its command line does it
+  (load_config, on_startup, build, on_shutdown), with the log it would print and its exit code;
+- `toolcatalog("check", path)`: `toolcatalog.cli.main`, with its stdout, stderr and exit code.
+
+In a subprocess, where a test is about the process itself (the command, signals, hangs,
+ProperDocs, which must never share an interpreter with MkDocs):
+
+- `build(root, host="properdocs")` or `host="mkdocs"`: `python -m <host> build`;
+- `toolcatalog_process(...)`: `python -m toolcatalog.cli`.
+
+Both kinds return a `Result` with `returncode`, `stdout` and `stderr`.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import logging
 import os
 import subprocess
 import sys
-import textwrap
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import yaml
 
+from manifests import write, workspace_all_formats  # noqa: F401 (also imported from here by tests)
+from toolcatalog.conformance import engine
+from toolcatalog.harvest import harvest
+from toolcatalog.model import Catalog, Tool
+from toolcatalog.options import Options
+from toolcatalog.outputs import catalog_json
+
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus"
+# Material prints an end-of-life banner when run as `mkdocs`; ProperDocs suggests itself (1.6.7 and older).
+QUIET_HOSTS = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
 
 
-def write(path: Path, text: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    return path
+@dataclass
+class Result:
+    """What a build or command did: its exit code and what it printed."""
+
+    returncode: int
+    stdout: str
+    stderr: str
 
 
 def mkdocs_project(root: Path, plugin: dict[str, Any] | None = None, theme: Any = "mkdocs", **extra: Any) -> Path:
+    """mkdocs.yml listing the plugin with `plugin` options (plus `extra` top-level keys), and a home page."""
     config: dict[str, Any] = {
         "site_name": "Test catalog",
         "theme": theme if isinstance(theme, dict) else {"name": theme},
@@ -38,173 +66,178 @@ def mkdocs_project(root: Path, plugin: dict[str, Any] | None = None, theme: Any 
     return root
 
 
-def build(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    if check and result.returncode != 0:
-        raise AssertionError(f"mkdocs build failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
-    return result
-
-
 def catalog(root: Path, name: str = "catalog.json") -> dict[str, Any]:
+    """The catalog a build wrote into `root/site`."""
     return json.loads((root / "site" / name).read_text(encoding="utf-8"))
 
 
-SPECCIFY_TOOL = """
----
-name: add-numbers
-description: Adds two numbers and says whether the sum is even.
-inputs:
-  type: object
-  required: [a, b]
-  properties:
-    a: {type: number, description: The first addend.}
-    b: {type: number}
-outputs:
-  type: object
-  required: [sum]
-  properties:
-    sum: {type: number}
-effects: none; pure computation
-requires: python3
-platforms: linux, macos
----
-
-## Behaviour
-
-Adds `a` and `b`.
-
-## Examples
-
-### two and two
-input: {"a": 2, "b": 2}
-output: {"sum": 4}
-"""
-
-AIP14_TOOL = """
----
-name: Echo text
-id: text.echo
-description: Echoes its input text back.
-version: 1.2.0
-mutates: []
-risk_level: 0
-idempotent: true
-inputs:
-  type: object
-  required: [text]
-  properties:
-    text: {type: string}
-outputs:
-  type: object
-  properties:
-    text: {type: string}
-tags: [text]
-examples:
-  - name: hello
-    input: {text: hello}
-    output: {text: hello}
----
-
-## Description
-
-Echo.
-"""
-
-AIP30_DRIVER = """
----
-name: Echo CLI
-id: echo-cli
-description: Runs echo.py.
-version: 1.0.0
-kind: cli
-bin: python3
-bin_args: [echo.py]
-output: {default_format: json}
-implements:
-  - tool: .tools/text.echo/TOOL.md
-    version: "^1.0.0"
-    metadata:
-      cli:
-        argv: ["--text", "${input.text}"]
----
-"""
-
-SMART_TOOL_MD = """
----
-smart_tool_format: 1
-name: tiny-smart
-version: 0.3.0
-description: A tiny smart tool for tests.
-use_cases:
-  - Testing
-platforms:
-  - linux
----
-
-# tiny-smart
-
-Guidance.
-"""
+# -- building sites ------------------------------------------------------------------------------------
 
 
-ADD_NUMBERS_PY = """
-import json, sys
-data = json.load(sys.stdin)
-print(json.dumps({"sum": data["a"] + data["b"]}))
-"""
+def build(root: Path, *args: str, check: bool = True, host: str | None = None) -> Result:
+    """`mkdocs build ARGS` in `root`: in this process, or with `host` ("mkdocs" or "properdocs")
+    as `python -m <host> build ARGS`. `check`: raise unless it exits 0.
 
-ECHO_PY = """
-import argparse, json
-parser = argparse.ArgumentParser()
-parser.add_argument("--text", required=True)
-print(json.dumps({"text": parser.parse_args().text}))
-"""
-
-TINY_SMART_CLI = r'''
-import json, sys
-HELP = """# tiny-smart
-
-## Capabilities
-
-- `count` [deterministic] -- Count words.
-- `guess` [model-backed] -- Guess what the text means.
-"""
-args = sys.argv[1:]
-if args in (["--help"], []):
-    print(HELP)
-elif args == ["-h"]:
-    print("usage: tiny-smart <capability> [--help]")
-elif args == ["count", "--help"]:
-    print("# tiny-smart count\n\nDeterministic. Counts words.")
-elif args == ["guess", "--help"]:
-    print("# tiny-smart guess\n\nModel-backed. Needs a provider.")
-elif args[:1] == ["count"]:
-    print(json.dumps({"words": len(" ".join(args[1:]).split())}))
-else:
-    print(json.dumps({"error": {"code": "unknown_capability", "message": args[0], "remedy": "run --help"}}))
-    sys.exit(2)
-'''
+    In this process the arguments understood are `-s/--strict`, `-q/--quiet`, `-v/--verbose`,
+    `-f FILE`, `-d DIR` and `-c/--clean` (the default), with their `mkdocs build` meanings.
+    """
+    result = _build_in_process(root, list(args)) if host is None else _build_process(root, host, list(args))
+    if check and result.returncode != 0:
+        raise AssertionError(f"build failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    return result
 
 
-def workspace_all_formats(root: Path) -> Path:
-    """One valid, passing tool of every format, laid out where default discovery finds them."""
-    write(root / ".agent/tools/add-numbers/TOOL.md", SPECCIFY_TOOL)
-    write(root / ".agent/tools/add-numbers/linux.py", ADD_NUMBERS_PY)
-    write(root / ".tools/text.echo/TOOL.md", AIP14_TOOL)
-    write(root / ".drivers/echo-cli/DRIVER.md", AIP30_DRIVER)
-    write(root / ".drivers/echo-cli/echo.py", ECHO_PY)
-    dist = root / "packages/tiny-smart"
-    descriptor = {"manifest": "src/tiny_smart/SMART_TOOL.md", "cli_argv": ["python3", "cli.py"], "deterministic_smoke": ["count", "a b"]}
-    write(dist / "smart-tool.json", json.dumps(descriptor))
-    write(dist / "pyproject.toml", '[project]\nname = "tiny-smart"\nversion = "0.3.0"\n')
-    write(dist / "src/tiny_smart/SMART_TOOL.md", SMART_TOOL_MD)
-    write(dist / "cli.py", TINY_SMART_CLI)
-    return root
+def _build_process(root: Path, host: str, args: list[str]) -> Result:
+    done = subprocess.run(
+        [sys.executable, "-m", host, "build", *args],
+        cwd=root, capture_output=True, text=True, env={**os.environ, **QUIET_HOSTS}, timeout=300,
+    )
+    return Result(done.returncode, done.stdout, done.stderr)
+
+
+def _build_in_process(root: Path, args: list[str]) -> Result:
+    # Imported here: a test module that only runs ProperDocs in subprocesses never loads MkDocs.
+    from mkdocs.commands.build import build as mkdocs_build
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import Abort
+
+    kwargs: dict[str, Any] = {}
+    level = logging.INFO
+    config_file = "mkdocs.yml"
+    items = iter(args)
+    for arg in items:
+        if arg in ("-s", "--strict"):
+            kwargs["strict"] = True
+        elif arg in ("-q", "--quiet"):
+            level = logging.ERROR  # as `mkdocs -q`: warnings are not even logged (nor counted by --strict)
+        elif arg in ("-v", "--verbose"):
+            level = logging.DEBUG
+        elif arg in ("-f", "--config-file"):
+            config_file = next(items)
+        elif arg in ("-d", "--site-dir"):
+            kwargs["site_dir"] = next(items)
+        elif arg not in ("-c", "--clean"):
+            raise ValueError(f"build() in this process does not understand {arg!r}; use host='mkdocs'")
+    out = io.StringIO()
+    with _mkdocs_log(out, level), _cwd(root):
+        try:
+            config = load_config(config_file=config_file, **kwargs)
+            config.plugins.on_startup(command="build", dirty=False)
+            try:
+                mkdocs_build(config, dirty=False)
+            finally:
+                config.plugins.on_shutdown()
+        except Abort as exc:  # what `mkdocs build` prints, then exits 1 with
+            return Result(1, f"\n{exc}\n", out.getvalue())
+    return Result(0, "", out.getvalue())
+
+
+@contextlib.contextmanager
+def _mkdocs_log(stream: io.StringIO, level: int) -> Iterator[None]:
+    """The `mkdocs` logger as `mkdocs build` sets it up, writing into `stream` for one build only
+    (so nothing leaks into the next build, and --strict counts only this build's warnings)."""
+    logger = logging.getLogger("mkdocs")
+    saved = (logger.level, logger.propagate, logger.handlers[:])
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(levelname)-8s-  %(message)s"))
+    logger.handlers = [handler]
+    logger.setLevel(level)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
+        logger.handlers = saved[2]
+
+
+@contextlib.contextmanager
+def _cwd(folder: Path) -> Iterator[None]:
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+@contextlib.contextmanager
+def _environment(changes: dict[str, str] | None) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in changes or {}}
+    os.environ.update(changes or {})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+# -- the toolcatalog command ---------------------------------------------------------------------------
+
+
+def toolcatalog(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None) -> Result:
+    """`toolcatalog ARGS` run in this process (`toolcatalog.cli.main`) in `cwd`, with `env` added."""
+    from toolcatalog.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with _cwd(cwd), _environment(env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse: bad usage, --help, --version
+            code = exc.code if isinstance(exc.code, int) else 2
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def toolcatalog_process(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None, timeout: float = 120) -> Result:
+    """`python -m toolcatalog.cli ARGS` as a subprocess: for tests about the process itself."""
+    done = subprocess.run(
+        [sys.executable, "-m", "toolcatalog.cli", *args], cwd=cwd, capture_output=True, text=True,
+        env={**os.environ, **(env or {})}, timeout=timeout,
+    )
+    return Result(done.returncode, done.stdout, done.stderr)
+
+
+# -- the library ---------------------------------------------------------------------------------------
+
+
+def run_check(root: Path, planners: dict | None = None, **options: Any) -> tuple[Catalog, engine.Stats]:
+    """Harvest `root` and run every example and check (no cache, two jobs, unless `options` say otherwise)."""
+    opts = Options(**{"jobs": 2, "cache": False, "timeout": 20.0, **options})
+    found = harvest(root, opts)
+    stats = engine.check(found, opts) if planners is None else engine.check(found, opts, planners=planners)
+    return found, stats
+
+
+def tool_of(found: Catalog, tool_id: str) -> Tool:
+    tool = found.tool(tool_id)
+    assert tool is not None, [t.id for t in found.tools]
+    return tool
+
+
+def catalog_text(found: Catalog) -> str:
+    """The catalog document of a harvested (and maybe checked) catalog, as published."""
+    return catalog_json.dumps(catalog_json.document(found))
+
+
+# -- what a site holds ---------------------------------------------------------------------------------
+
+
+def files_under(folder: Path) -> dict[str, bytes]:
+    """Every file under `folder` by its relative path."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def agent_outputs(site: Path, options: dict[str, str] | None = None) -> dict[str, bytes]:
+    """The files a build wrote for agents (not the HTML pages), with the plugin `options` for their paths."""
+    o = {"catalog_file": "catalog.json", "tool_json_dir": "tools", "mcp_file": "mcp-tools.json", "llms_file": "llms.txt", **(options or {})}
+    out = {}
+    for rel, data in files_under(site).items():
+        folder, _, name = rel.rpartition("/")
+        if rel in (o["catalog_file"], o["mcp_file"], o["llms_file"], catalog_json.SCHEMA_SITE_PATH) or (
+            o["tool_json_dir"] and folder == o["tool_json_dir"].strip("/") and name.endswith(".json")
+        ):
+            out[rel] = data
+    return out

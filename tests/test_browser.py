@@ -12,7 +12,8 @@ from typing import Iterator
 
 import pytest
 
-from sitebuild import REPO, build, mkdocs_project, workspace_all_formats
+from manifests import workspace_all_formats
+from sitebuild import REPO, build, mkdocs_project
 
 pytestmark = pytest.mark.browser
 

@@ -1,27 +1,20 @@
-"""The `toolcatalog` command, run as a real subprocess."""
+"""The `toolcatalog` command, run in this process (`toolcatalog.cli.main`) and once as a real one."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
-from sitebuild import REPO, build, mkdocs_project, workspace_all_formats, write
+from manifests import workspace_all_formats, write
+from sitebuild import REPO, build, mkdocs_project, toolcatalog, toolcatalog_process
 
 GOLDEN = Path(__file__).parent / "golden" / "catalog.json"
 
 
-def toolcatalog(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolcatalog.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=120
-    )
-
-
 def test_validate_clean_workspace_exits_0(tmp_path: Path) -> None:
     workspace_all_formats(tmp_path)
-    result = toolcatalog("validate", str(tmp_path), cwd=REPO)
+    result = toolcatalog_process("validate", str(tmp_path), cwd=REPO)  # `python -m toolcatalog.cli` works too
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip().splitlines()[-1] == "3 tools, 0 invalid; 1 driver; 0 errors, 0 warnings"
 

@@ -2,8 +2,12 @@
 
 Covers the three runners (speccify, AIP-14 through AIP-30 drivers including an
 MCP stdio server, smart tools), the process runner's guarantees (timeouts kill
-the whole group, output caps, scrubbed environment), the results cache, the
-build's failure policy and the `toolcatalog check` command.
+the whole group, output caps, scrubbed environment), one tool's internal error,
+the build's failure policy and the `toolcatalog check` command (and Ctrl-C).
+The results cache has its own file, test_cache.py.
+
+No assertion measures time: a process that must be stopped leaves a file behind
+if it is not, and a hang is caught by a generous subprocess or tool timeout.
 
 Every tool written here lives in tmp_path, so the autouse `no_leftovers`
 fixture can tell, after each test, whether any process whose command line or
@@ -14,8 +18,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -24,37 +28,36 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from manifests import (
+    ECHO_STDIN_PY,
+    OTHER_PLATFORM,
+    PLATFORM,
+    aip_driver,
+    aip_tool,
+    behaving_smart_cli,
+    cli_entry,
+    counting_smart_cli,
+    mixed_workspace,
+    smart_tool,
+    speccify_tool,
+    write,
+)
 from procs import gone, no_leftovers  # noqa: F401 (no_leftovers: an autouse fixture)
-from sitebuild import build, catalog as site_catalog, mkdocs_project, write
+from sitebuild import REPO, build, catalog as site_catalog, catalog_text, mkdocs_project, run_check, tool_of
 from toolcatalog.outputs import catalog_json
 from toolcatalog.cli import main as cli_main
-from toolcatalog.conformance import engine, job, mcp_stdio
-from toolcatalog.harvest import harvest
-from toolcatalog.model import Catalog, Tool
+from toolcatalog.conformance import engine, job, mcp_stdio, smarttool
+from toolcatalog.conformance.job import Job
+from toolcatalog.model import Tool
 from toolcatalog.options import Options
 
 pytestmark = pytest.mark.skipif(os.name != "posix" or not Path("/proc/self/stat").exists(), reason="POSIX process groups and /proc")
 
-PLATFORM = job.current_platform()
 PY = sys.executable
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def run_check(root: Path, **options: Any) -> tuple[Catalog, engine.Stats]:
-    opts = Options(**{"jobs": 2, "cache": False, "timeout": 20.0, **options})
-    catalog = harvest(root, opts)
-    stats = engine.check(catalog, opts)
-    return catalog, stats
-
-
-def tool_of(catalog: Catalog, tool_id: str) -> Tool:
-    tool = catalog.tool(tool_id)
-    assert tool is not None, [t.id for t in catalog.tools]
-    return tool
 
 
 def example_of(tool: Tool, title: str):
@@ -62,93 +65,6 @@ def example_of(tool: Tool, title: str):
         if example.title == title:
             return example
     raise AssertionError(f"{tool.id} has no example {title!r}: {[e.title for e in tool.examples]}")
-
-
-def catalog_text(catalog: Catalog) -> str:
-    return catalog_json.dumps(catalog_json.document(catalog))
-
-
-def front_matter(data: dict[str, Any], body: str = "") -> str:
-    return "---\n" + yaml.safe_dump(data, sort_keys=False, allow_unicode=True) + "---\n" + textwrap.dedent(body)
-
-
-# speccify ------------------------------------------------------------------------------
-
-
-def speccify_tool(
-    root: Path,
-    name: str,
-    cases: list[tuple[str, Any, Any]],
-    files: dict[str, str] | None = None,
-    outputs: dict[str, Any] | None = None,
-    **front: Any,
-) -> Path:
-    """A speccify tool at `.agent/tools/<name>/`: TOOL.md with `cases`, plus `files` beside it.
-
-    A case whose output is `...` gets no `output:` line (an incomplete case, which makes the tool invalid).
-    """
-    folder = root / ".agent" / "tools" / name
-    data = {
-        "name": name,
-        "description": f"Test tool {name}.",
-        "inputs": {"type": "object"},
-        "outputs": outputs or {"type": "object"},
-        "effects": "none",
-        **front,
-    }
-    lines = ["", "## Examples", ""]
-    for title, given, expected in cases:
-        lines += [f"### {title}", f"input: {json.dumps(given)}"]
-        if expected is not ...:
-            lines.append(f"output: {json.dumps(expected)}")
-        lines.append("")
-    write(folder / "TOOL.md", front_matter(data) + "\n".join(lines))
-    for rel, text in (files or {}).items():
-        write(folder / rel, text)
-    return folder
-
-
-# agentproto ----------------------------------------------------------------------------
-
-
-def aip_tool(root: Path, tool_id: str, examples: list[dict[str, Any]], **fields: Any) -> Path:
-    data = {
-        "name": f"Tool {tool_id}",
-        "id": tool_id,
-        "description": f"Test tool {tool_id}.",
-        "version": "1.0.0",
-        "inputs": {"type": "object"},
-        "outputs": {"type": "object"},
-        "mutates": [],
-        "approval": "auto",
-        **fields,
-        "examples": examples,
-    }
-    path = root / ".tools" / tool_id / "TOOL.md"
-    write(path, front_matter(data, "\n## Description\n\nA test tool.\n"))
-    return path
-
-
-def aip_driver(root: Path, driver_id: str, tool_id: str, kind: str = "cli", entry: dict[str, Any] | None = None,
-               files: dict[str, str] | None = None, **fields: Any) -> Path:
-    data = {
-        "name": f"Driver {driver_id}",
-        "id": driver_id,
-        "description": f"Test driver {driver_id}.",
-        "version": "1.0.0",
-        "kind": kind,
-        **fields,
-        "implements": [{"tool": f".tools/{tool_id}/TOOL.md", "version": "^1.0.0", **(entry or {})}],
-    }
-    folder = root / ".drivers" / driver_id
-    write(folder / "DRIVER.md", front_matter(data))
-    for rel, text in (files or {}).items():
-        write(folder / rel, text)
-    return folder
-
-
-def cli_entry(*argv: str) -> dict[str, Any]:
-    return {"metadata": {"cli": {"argv": list(argv)}}}
 
 
 # --------------------------------------------------------------------------- speccify
@@ -273,47 +189,49 @@ def test_speccify_statuses(tmp_path: Path) -> None:
 
 
 def test_timeout_kills_the_whole_group_including_a_grandchild_holding_the_pipe(tmp_path: Path) -> None:
-    pids = tmp_path / "pids.txt"
+    pids, survived = tmp_path / "pids.txt", tmp_path / "survived.txt"
     impl = f"""
     import os, sys, time
     sys.stdin.read()
     child = os.fork()  # the grandchild inherits stdout and holds the pipe open
     if child == 0:
-        time.sleep(120)
+        time.sleep(60)
+        open({str(survived)!r}, "w").write("the grandchild outlived the timeout")
         os._exit(0)
     with open({str(pids)!r}, "w") as handle:
         handle.write(f"{{os.getpid()}} {{child}}")
     time.sleep(120)
     """
     speccify_tool(tmp_path, "sleeper", [("hangs", {}, {"ok": True})], files={f"{PLATFORM}.py": impl})
-    started = time.monotonic()
     catalog, _ = run_check(tmp_path, timeout=1.0)
-    assert time.monotonic() - started < 15.0  # harvest and imports included; generous for loaded machines
     example = tool_of(catalog, "sleeper").examples[0]
     assert example.status == "failed" and example.detail == "timed out after 1s"
-    assert example.runs[0].duration_ms < (1.0 + 2.0) * 1000, example.runs[0].duration_ms
     leader, grandchild = map(int, pids.read_text().split())
     assert gone(leader, grandchild)
+    # Waiting for the pipe to close instead of killing the group would have let the grandchild finish.
+    assert not survived.exists()
 
 
 def test_leader_exits_but_a_grandchild_keeps_the_pipe_open(tmp_path: Path) -> None:
-    pids = tmp_path / "pids.txt"
+    pids, survived = tmp_path / "pids.txt", tmp_path / "survived.txt"
     impl = f"""
     import json, os, sys, time
     sys.stdin.read()
     child = os.fork()
     if child == 0:  # holds stdout open long after its parent is gone
         time.sleep(120)
+        open({str(survived)!r}, "w").write("the grandchild was waited for")
         os._exit(0)
     open({str(pids)!r}, "w").write(str(child))
     print(json.dumps({{"ok": True}}), flush=True)
     """
     speccify_tool(tmp_path, "daemonish", [("returns, leaves a child", {}, {"ok": True})], files={f"{PLATFORM}.py": impl})
-    catalog, _ = run_check(tmp_path, timeout=20.0)
+    catalog, _ = run_check(tmp_path, timeout=60.0)
     example = tool_of(catalog, "daemonish").examples[0]
+    # Passed, not timed out: the leftover was killed when its parent exited, not waited for until the timeout.
     assert example.status == "passed", example.detail
-    assert example.runs[0].duration_ms < 3000  # the leftover is killed soon after its parent exits, not at the timeout
     assert gone(int(pids.read_text()))
+    assert not survived.exists()
 
 
 def test_huge_stdout_is_capped_and_memory_stays_flat(tmp_path: Path) -> None:
@@ -331,20 +249,18 @@ def test_huge_stdout_is_capped_and_memory_stays_flat(tmp_path: Path) -> None:
     from toolcatalog.harvest import harvest
     from toolcatalog.options import Options
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    options = Options(jobs=2, cache=False, timeout=30)
+    options = Options(jobs=2, cache=False, timeout=60)
     catalog = harvest({str(tmp_path)!r}, options)
     engine.check(catalog, options)
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     example = catalog.tools[0].examples[0]
     print(json.dumps({{"status": example.status, "detail": example.detail, "growth_kb": after - before}}))
     """
-    started = time.monotonic()
     result = subprocess.run([PY, "-c", textwrap.dedent(probe)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert time.monotonic() - started < 30
     outcome = json.loads(result.stdout)
     assert outcome["status"] == "failed"
-    assert outcome["detail"] == "stdout exceeded the output cap; the process was stopped"
+    assert outcome["detail"] == "stdout exceeded the output cap; the process was stopped"  # not a timeout
     assert outcome["growth_kb"] < 64 * 1024, outcome  # nowhere near 300 MB
 
 
@@ -591,7 +507,6 @@ def test_tool_timeout_ms_bounds_the_call(tmp_path: Path) -> None:
     catalog, _ = run_check(tmp_path, timeout=30.0)  # the tool's 1.5 s wins over the option's 30 s
     tool = tool_of(catalog, "demo.slow")
     assert tool.examples[0].detail == "slow-cli: timed out after 1.5s" and tool.status == "failed"
-    assert tool.examples[0].runs[0].duration_ms < (1.5 + 2.0) * 1000
     assert gone(int(pids.read_text()))
 
 
@@ -715,9 +630,8 @@ def test_mcp_server_that_never_answers_times_out_and_is_stopped(tmp_path: Path) 
     catalog, _ = run_check(tmp_path)
     example = tool_of(catalog, "demo.hang").examples[0]
     assert example.status == "failed" and example.detail == "math-hang: timed out after 1s"
-    # bounded, not the server's 120 s; the SDK adds its own shutdown grace (stdin close, 2 s wait, SIGTERM)
-    assert example.runs[0].duration_ms < (1.0 + 6.0) * 1000
-    assert gone(*[int(p) for p in pid_file.read_text().split()], within=3.0)
+    # Stopped, not left to its 120 s; the SDK adds its own shutdown grace (stdin close, 2 s wait, SIGTERM).
+    assert gone(*[int(p) for p in pid_file.read_text().split()])
 
 
 def test_mcp_errors_name_their_cause(tmp_path: Path) -> None:
@@ -749,76 +663,6 @@ def test_the_mcp_demo_in_examples_passes() -> None:
 
 # --------------------------------------------------------------------------- smart tools
 
-SMART_CLI = """
-import json, os, sys, time
-B = json.loads({behaviour!r})
-TOOL = B["name"]
-CAPS = [("stats", "deterministic", "Count the words of --text."), ("summarize", "model-backed", "Summarise --text with a model.")]
-
-
-def main(args):
-    if not args:
-        print(json.dumps({{"error": {{"code": "usage", "message": "no capability", "remedy": f"run {{TOOL}} --help"}}}}))
-        return 2
-    first, rest = args[0], args[1:]
-    if first == "--help":
-        lines = [f'<skill_content name="{{TOOL}}">', "", f"# {{TOOL}}", "", "Guidance.", "", "## Capabilities", ""]
-        for name, kind, summary in CAPS:
-            lines.append(f"- `{{name}}` [{{kind}}] -- {{summary}}" if B["disclose"] else f"- `{{name}}` -- {{summary}}")
-        lines.append("</skill_content>")
-        print("\\n".join(lines))
-        return 0
-    if first == "-h":
-        if B["hang_short"]:
-            time.sleep(120)
-        print(f"usage: {{TOOL}} <capability>")
-        return 0
-    if first not in ("stats", "summarize"):
-        if B["traceback"]:
-            raise LookupError(first)
-        print(json.dumps({{"error": {{"code": "unknown_capability", "message": first, "remedy": "use stats or summarize"}}}}))
-        return 2
-    if "--help" in rest:
-        lead = "Deterministic." if first == "stats" else "Model-backed."
-        print(f'<skill_content name="{{TOOL}} {{first}}">\\n\\n# {{TOOL}} {{first}}\\n\\n{{lead}} Help for {{first}}.\\n</skill_content>')
-        return 0
-    if first == "stats":
-        if "--env-out" in rest:
-            with open(rest[rest.index("--env-out") + 1], "w") as handle:
-                json.dump(dict(os.environ), handle)
-        print(json.dumps({{"words": 2}}))
-        return 0
-    print(json.dumps({{"error": {{"code": "no_provider", "message": "no provider", "remedy": "set SMARTY_PROVIDER"}}}}))
-    return 3
-
-
-sys.exit(main(sys.argv[1:]))
-"""
-
-
-def smart_tool(root: Path, name: str, *, disclose: bool = True, traceback: bool = False, hang_short: bool = False,
-               manifest_version: str = "0.1.0", smoke: list[str] | None = None, descriptor: bool = True) -> Path:
-    dist = root / "dists" / name
-    behaviour = json.dumps({"name": name, "disclose": disclose, "traceback": traceback, "hang_short": hang_short})
-    write(dist / "cli.py", SMART_CLI.format(behaviour=behaviour))
-    write(dist / "pyproject.toml", f'[project]\nname = "{name}"\nversion = "0.1.0"\n')
-    manifest = {
-        "smart_tool_format": 1,
-        "name": name,
-        "version": manifest_version,
-        "description": f"The {name} test tool.",
-        "use_cases": ["Testing"],
-        "platforms": ["linux", "macos"],
-    }
-    write(dist / "SMART_TOOL.md", front_matter(manifest, f"\n# {name}\n\nGuidance.\n"))
-    if descriptor:
-        data: dict[str, Any] = {"manifest": "SMART_TOOL.md", "cli_argv": ["python3", "cli.py"]}
-        if smoke is not None:
-            data["deterministic_smoke"] = smoke
-        write(dist / "smart-tool.json", json.dumps(data))
-    return dist
-
-
 def checks_of(tool: Tool) -> dict[str, str]:
     return {c.id: c.status for c in tool.checks}
 
@@ -833,8 +677,8 @@ def test_smart_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLCATALOG_TEST_PASSED", "yes")
     env_out = tmp_path / "smoke-env.json"
     smart_tool(tmp_path, "smarty", smoke=["stats", "--env-out", str(env_out)])
-    smart_tool(tmp_path, "quiet", disclose=False, smoke=["stats"])
-    smart_tool(tmp_path, "crashy", traceback=True, smoke=["stats"])
+    smart_tool(tmp_path, "quiet", behaving_smart_cli("quiet", disclose=False), smoke=["stats"])
+    smart_tool(tmp_path, "crashy", behaving_smart_cli("crashy", traceback=True), smoke=["stats"])
     smart_tool(tmp_path, "mismatched", manifest_version="9.9.9", smoke=["stats"])
     smart_tool(tmp_path, "loose", descriptor=False)
 
@@ -876,90 +720,109 @@ def test_smart_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_smart_tool_that_hangs_fails_no_hang(tmp_path: Path) -> None:
-    smart_tool(tmp_path, "hangs", hang_short=True, smoke=["stats"])
-    started = time.monotonic()
-    catalog, _ = run_check(tmp_path, timeout=1.0)
-    assert time.monotonic() - started < 15.0  # the hang costs one timeout, not 120 s
+    smart_tool(tmp_path, "hangs", behaving_smart_cli("hangs", hang_short=True), smoke=["stats"])
+    catalog, _ = run_check(tmp_path, timeout=5.0)  # the hang costs one timeout, not its 120 s
     tool = tool_of(catalog, "hangs")
     checks = {c.id: c for c in tool.checks}
     assert checks["no-hang-stdin-closed"].status == "fail" and "-h" in checks["no-hang-stdin-closed"].detail
-    assert checks["help-short-flag"].status == "fail" and "timed out after 1s" in checks["help-short-flag"].detail
+    assert checks["help-short-flag"].status == "fail" and "timed out after 5s" in checks["help-short-flag"].detail
     assert checks["loads-without-provider"].status == "pass"
     assert tool.status == "failed"
 
 
-# --------------------------------------------------------------------------- cache
+def test_a_smart_tool_for_another_platform_is_not_applicable(tmp_path: Path) -> None:
+    calls = tmp_path / "calls.log"
+    smart_tool(tmp_path / "ws", "elsewhere", counting_smart_cli(2, calls), platforms=[OTHER_PLATFORM], smoke=["cap-0"])
+    smart_tool(tmp_path / "ws", "here", counting_smart_cli(2, calls), platforms=[PLATFORM], smoke=["cap-0"])
+    catalog, stats = run_check(tmp_path / "ws")
+    elsewhere = tool_of(catalog, "elsewhere")
+    assert elsewhere.status == "not-applicable", elsewhere.status_detail
+    assert elsewhere.status_detail == f"platforms {OTHER_PLATFORM} exclude {PLATFORM}"
+    assert {c.id for c in elsewhere.checks} == {rule for rule, _ in smarttool.STATIC_RULES}  # static rules still reported
+    assert all(c.status in ("pass", "skip") for c in elsewhere.checks)
+    assert tool_of(catalog, "here").status == "passed"
+    assert stats.processes == len(calls.read_text().splitlines())  # only `here` started anything
+    entry = json.loads(catalog_text(catalog))
+    assert {t["id"]: t["status"] for t in entry["tools"]} == {"elsewhere": "not-applicable", "here": "passed"}
 
 
-def cache_workspace(root: Path) -> None:
-    impl = "import json, sys\ndata = json.load(sys.stdin)\nprint(json.dumps({'sum': data['a'] + data['b']}))\n"
-    speccify_tool(root, "adder", [("one", {"a": 1, "b": 1}, {"sum": 2}), ("two", {"a": 2, "b": 2}, {"sum": 4})],
-                  files={f"{PLATFORM}.py": impl})
-    speccify_tool(root, "other", [("bad", {"a": 1, "b": 1}, {"sum": 3})], files={f"{PLATFORM}.py": impl})
-    aip_tool(root, "demo.echo", examples=[{"name": "echo", "input": {"t": "hi"}, "output": {"t": "hi"}}])
-    aip_driver(root, "echo-cli", "demo.echo", bin="python3", bin_args=["e.py"], output={"default_format": "json"},
-               entry=cli_entry("${input.t}"), files={"e.py": "import json, sys\nprint(json.dumps({'t': sys.argv[1]}))\n"})
-    smart_tool(root, "cached-smart", smoke=["stats"])
+def test_capability_help_calls_are_capped(tmp_path: Path) -> None:
+    calls = tmp_path / "calls.log"
+    smart_tool(tmp_path / "ws", "wide", counting_smart_cli(60, calls), smoke=["cap-0"])
+    catalog, _ = run_check(tmp_path / "ws")
+    tool = tool_of(catalog, "wide")
+    assert len(tool.capabilities) == 60  # all listed
+    helps = [json.loads(line) for line in calls.read_text().splitlines()]
+    capability_helps = [c for c in helps if len(c) == 2 and c[1] == "--help"]
+    assert len(capability_helps) == smarttool.MAX_CAPABILITY_HELP == 50
+    assert [c[0] for c in capability_helps] == [f"cap-{i}" for i in range(50)]
+    check = next(c for c in tool.checks if c.id == "capability-help")
+    assert check.status == "pass"
+    assert "10 more capabilities not checked (only the first 50 get a `--help` call): `cap-50`, `cap-51`" in check.detail
+    assert tool.status == "passed", tool.status_detail
 
 
-def test_cache_skips_unchanged_tools_and_survives_corruption(tmp_path: Path) -> None:
-    work = tmp_path / "ws"
-    cache_workspace(work)
+
+# --------------------------------------------------------------------------- one tool's internal error
+
+
+def test_a_raising_task_or_finish_fails_only_its_tool(tmp_path: Path) -> None:
+    for name in ("good", "task-raises", "finish-raises", "planner-raises"):
+        speccify_tool(tmp_path, name, [("one", {"x": 1}, {"x": 1})], files={f"{PLATFORM}.py": ECHO_STDIN_PY})
+    real = dict(engine.PLANNERS)
+
+    def planner(tool: Tool, ctx: job.Context) -> Job:
+        job = real["speccify"](tool, ctx)
+        if tool.id == "task-raises":
+            def boom() -> Any:
+                raise ValueError("boom in a task")
+            job.tasks = [boom, *job.tasks]
+        elif tool.id == "finish-raises":
+            def finish(results: list[Any]) -> Any:
+                raise KeyError("missing-result")
+            job.finish = finish
+        elif tool.id == "planner-raises":
+            raise RuntimeError("planner fell over")
+        return job
+
+    planners = {**real, "speccify": planner}
     options = dict(cache=True, cache_dir=str(tmp_path / "cache"))
+    catalog, stats = run_check(tmp_path, planners=planners, **options)
 
-    first, stats = run_check(work, **options)
-    full = stats.processes
-    assert full > 4 and stats.cached == 0
-    reference = catalog_text(first)
+    assert tool_of(catalog, "good").status == "passed"
+    task = tool_of(catalog, "task-raises")
+    assert task.status == "failed"
+    assert "internal error" in task.status_detail and "ValueError: boom in a task" in task.status_detail
+    assert [e.status for e in task.examples] == ["not-run"]
+    finish = tool_of(catalog, "finish-raises")
+    assert finish.status == "failed" and "KeyError: 'missing-result'" in finish.status_detail
+    planned = tool_of(catalog, "planner-raises")
+    assert planned.status == "failed" and "RuntimeError: planner fell over" in planned.status_detail
+    assert "internal error" in catalog_text(catalog)  # and the catalog is still produced
 
-    second, stats = run_check(work, **options)
-    assert stats.processes == 0 and stats.cached == 4
-    assert catalog_text(second) == reference
-
-    impl = work / ".agent/tools/adder" / f"{PLATFORM}.py"
-    impl.write_text(impl.read_text() + "# touched\n")
-    third, stats = run_check(work, **options)
-    assert stats.processes == 2 and stats.cached == 3  # only adder's two examples ran again
-    assert catalog_text(third) == reference
-
-    files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
-    assert files
-    garbage = [b"\x00\xff garbage", b"{\"key\": ", b"null", b"[]", b"{}"]
-    for index, path in enumerate(files):
-        path.write_bytes(garbage[index % len(garbage)])
-    fourth, stats = run_check(work, **options)
-    assert stats.processes == full and stats.cached == 0
-    assert catalog_text(fourth) == reference
-    fifth, stats = run_check(work, **options)  # the rebuilt cache is used again
-    assert stats.processes == 0 and catalog_text(fifth) == reference
+    # An internal error is never cached: the next run tries those tools again.
+    again, stats = run_check(tmp_path, planners=planners, **options)
+    assert stats.cached == 1  # only `good`
+    assert tool_of(again, "task-raises").status == "failed"
 
 
-def test_cache_entries_with_the_right_key_but_a_broken_outcome_are_not_fatal(tmp_path: Path) -> None:
-    work = tmp_path / "ws"
-    cache_workspace(work)
-    options = dict(cache=True, cache_dir=str(tmp_path / "cache"))
-    first, stats = run_check(work, **options)
-    full, reference = stats.processes, catalog_text(first)
-    # Each of these would crash a naive `apply`, whatever the tool: each must count as a miss.
-    broken = ["text", [1], {"status": "passed", "examples": 5}, {"checks": [{"nope": 1}]}, {"capabilities": [7]}]
-    for index, path in enumerate(sorted(p for p in (tmp_path / "cache").rglob("*.json"))):
-        key = json.loads(path.read_text())["key"]
-        path.write_text(json.dumps({"key": key, "outcome": broken[index % len(broken)]}))
-    again, stats = run_check(work, **options)
-    assert stats.processes == full and stats.cached == 0
-    assert catalog_text(again) == reference
+def test_a_malformed_fresh_outcome_is_an_internal_error_not_a_crash(tmp_path: Path) -> None:
+    speccify_tool(tmp_path, "good", [("one", {"x": 1}, {"x": 1})], files={f"{PLATFORM}.py": ECHO_STDIN_PY})
+    speccify_tool(tmp_path, "odd", [("one", {"x": 1}, {"x": 1})], files={f"{PLATFORM}.py": ECHO_STDIN_PY})
+    real = dict(engine.PLANNERS)
 
+    def planner(tool: Tool, ctx: job.Context) -> Job:
+        job = real["speccify"](tool, ctx)
+        if tool.id == "odd":
+            finish = job.finish
+            job.finish = lambda results: {**finish(results), "status": "bogus"}
+        return job
 
-def test_a_second_mkdocs_build_starts_no_process(tmp_path: Path) -> None:
-    cache_workspace(tmp_path)
-    mkdocs_project(tmp_path, {"jobs": 2})
-    first = build(tmp_path)
-    started = re.findall(r"checked 4 tools in [0-9.]+s: (\d+) processes started", first.stderr)
-    assert len(started) == 1 and int(started[0]) > 4, first.stderr
-    reference = (tmp_path / "site" / "catalog.json").read_text()
-    second = build(tmp_path)
-    assert re.search(r"checked 4 tools in [0-9.]+s: 0 processes started, 4 tools' results from the cache", second.stderr), second.stderr
-    assert (tmp_path / "site" / "catalog.json").read_text() == reference
+    catalog, _ = run_check(tmp_path, planners={**real, "speccify": planner})
+    assert tool_of(catalog, "good").status == "passed"
+    odd = tool_of(catalog, "odd")
+    assert odd.status == "failed" and "malformed" in odd.status_detail
+    catalog_text(catalog)  # publishable
 
 
 # --------------------------------------------------------------------------- failure policy
@@ -1014,7 +877,7 @@ def test_run_examples_off_starts_nothing(tmp_path: Path) -> None:
 
 
 def test_toolcatalog_check_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cache_workspace(tmp_path)
+    mixed_workspace(tmp_path)
     base = ["check", str(tmp_path), "--no-cache", "--jobs", "2"]
 
     assert cli_main(base) == 1  # `other` fails
@@ -1043,6 +906,41 @@ def test_toolcatalog_check_command(tmp_path: Path, capsys: pytest.CaptureFixture
     broken.write_text(broken.read_text().replace("name: adder", "name: Adder!"))
     assert cli_main([*base, "--tool", "Adder!"]) == 1  # invalid
     assert capsys.readouterr()[0].splitlines()[1].split()[:3] == ["Adder!", "speccify", "invalid"]
+
+
+def test_ctrl_c_stops_queued_and_running_examples(tmp_path: Path) -> None:
+    started_log, finished_log = tmp_path / "started.log", tmp_path / "finished.log"
+    impl = textwrap.dedent(f"""\
+        import json, sys, time
+        data = json.load(sys.stdin)
+        with open({str(started_log)!r}, "a") as log:
+            log.write("started\\n")
+        time.sleep(60)
+        with open({str(finished_log)!r}, "a") as log:
+            log.write("finished\\n")
+        print(json.dumps(data))
+        """)
+    speccify_tool(tmp_path, "sleepy", [(f"case {i}", {"i": i}, {"i": i}) for i in range(6)],
+                  files={f"{PLATFORM}.py": impl})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolcatalog.cli", "check", str(tmp_path), "--jobs", "1", "--no-cache"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        while not (started_log.exists() and started_log.read_text()) and proc.poll() is None:
+            time.sleep(0.05)
+        assert started_log.exists(), "the first example never started"
+        proc.send_signal(signal.SIGINT)
+        # A hang guard only: waiting for the running example would take 60 s and write finished.log.
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "toolcatalog: interrupted" in err and "Traceback" not in err
+    assert not finished_log.exists()  # the running example was stopped, not waited for
+    assert len(started_log.read_text().splitlines()) == 1  # the queued examples never started
 
 
 def test_malformed_or_risky_contracts_never_run(tmp_path: Path) -> None:

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from sitebuild import REPO, write
+from manifests import write
+from sitebuild import toolcatalog
 from toolcatalog import catalogdiff
 
 BASE: dict[str, Any] = {
@@ -118,13 +116,6 @@ def catalogs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         data = json.loads((root / f"{side}-site/catalog.json").read_text(encoding="utf-8"))
         assert all(t["valid"] for t in data["tools"]), [(t["id"], t["diagnostics"]) for t in data["tools"] if not t["valid"]]
     return root / "old-site/catalog.json", root / "new-site/catalog.json"
-
-
-def toolcatalog(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolcatalog.cli", *args], cwd=REPO, capture_output=True, text=True, timeout=300,
-        env={**os.environ},
-    )
 
 
 def test_every_listed_change_is_found_and_classified(catalogs: tuple[Path, Path]) -> None:

@@ -11,8 +11,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -21,7 +19,8 @@ import jsonschema
 import pytest
 from mkdocs.exceptions import PluginError
 
-from sitebuild import REPO, build, mkdocs_project, workspace_all_formats, write
+from manifests import workspace_all_formats, write
+from sitebuild import REPO, agent_outputs, build, files_under, mkdocs_project, toolcatalog
 from toolcatalog import outputs, pipeline
 from toolcatalog.files import file_digest
 from toolcatalog.model import Status
@@ -111,30 +110,6 @@ output: {"slug": "creme"}
 """
 
 
-def toolcatalog(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolcatalog.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=300,
-        env={**os.environ, **(env or {})},
-    )
-
-
-def files_under(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def agent_outputs(site: Path, options: dict[str, str] | None = None) -> dict[str, bytes]:
-    """The files a build wrote for agents (not the HTML pages)."""
-    o = {"catalog_file": "catalog.json", "tool_json_dir": "tools", "mcp_file": "mcp-tools.json", "llms_file": "llms.txt", **(options or {})}
-    out = {}
-    for rel, data in files_under(site).items():
-        folder, _, name = rel.rpartition("/")
-        if rel in (o["catalog_file"], o["mcp_file"], o["llms_file"], catalog_json.SCHEMA_SITE_PATH) or (
-            o["tool_json_dir"] and folder == o["tool_json_dir"].strip("/") and name.endswith(".json")
-        ):
-            out[rel] = data
-    return out
-
-
 def validate_catalog(document: Any) -> None:
     jsonschema.Draft202012Validator(SCHEMA).validate(document)
 
@@ -158,12 +133,7 @@ def validate_mcp(document: Any) -> None:
 @pytest.fixture(scope="module")
 def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("demo") / "site"
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(REPO / "mkdocs.yml"), "-d", str(out)],
-        cwd=REPO, capture_output=True, text=True, env=env, timeout=600,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    build(REPO, "-q", "-f", str(REPO / "mkdocs.yml"), "-d", str(out))
     return out
 
 

@@ -8,9 +8,11 @@ import select
 import socket
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
+from manifests import write
 from toolcatalog.harvest import harvest
 from toolcatalog.model import ERROR, WARNING, Catalog, Diagnostic, Tool
 from toolcatalog.options import Options
@@ -605,3 +607,12 @@ def test_named_pipe_called_tool_md_does_not_block(write_tool, tmp_path):
     error = only(tool.diagnostics, "manifest-unreadable")
     assert error.severity == ERROR and "not a regular file" in error.message
     assert tool_at(results[0], ".agent/tools/good-tool/TOOL.md").valid
+
+
+def test_explicit_yaml_tags_must_fit_their_type(tmp_path: Path) -> None:
+    for index, value in enumerate(["!!float abc", "!!int 1.5", "!!bool maybe", "!!null x"]):
+        write(tmp_path / f".agent/tools/t{index}/TOOL.md", f"---\nname: t{index}\nodd: {value}\n---\n")
+    catalog = harvest(tmp_path, Options())
+    for tool in catalog.tools:
+        [diagnostic] = [d for d in tool.diagnostics if d.code == "yaml-tag"]
+        assert diagnostic.line == 3 and "is not a valid" in diagnostic.message

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 
+from manifests import write
 from toolcatalog.discover import discover
 from toolcatalog.formats import aip14, common, smarttool, speccify
 from toolcatalog.harvest import harvest
@@ -1046,3 +1048,27 @@ def test_harvest_passes_skip_through(write_tool, tmp_path):
     write_tool("b", under="site/.agent/tools")
     catalog = harvest(tmp_path, Options(), skip=[tmp_path / "site"])
     assert [t.id for t in catalog.tools] == ["a"]
+
+
+def test_a_speccify_tool_with_a_version_or_tags_stays_speccify(tmp_path: Path) -> None:
+    write(
+        tmp_path / ".agent/tools/versioned/TOOL.md",
+        """
+        ---
+        name: versioned
+        description: A speccify tool that also carries a version and tags (kept as unknown keys).
+        version: 1.2.0
+        tags: [text]
+        inputs: {type: object}
+        outputs: {type: object}
+        effects: none
+        ---
+        ## Examples
+        ### one
+        input: {}
+        output: {}
+        """,
+    )
+    [tool] = harvest(tmp_path, Options()).tools
+    assert tool.format == "speccify" and tool.valid
+    assert sorted(tool.extra) == ["tags", "version"]

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sitebuild import build, catalog, mkdocs_project, workspace_all_formats, write
+from manifests import workspace_all_formats, write
+from sitebuild import build, catalog, mkdocs_project
 
 REQUIRED_TOOL_FIELDS = {
     "id", "name", "format", "version", "description", "source", "url", "valid", "diagnostics",

@@ -11,7 +11,8 @@ import threading
 import time
 from pathlib import Path
 
-from sitebuild import mkdocs_project, workspace_all_formats
+from manifests import workspace_all_formats
+from sitebuild import mkdocs_project
 
 CHECKED = re.compile(r"checked (\d+) tools in [\d.]+s: (\d+) processes started, (\d+) tools' results from the cache")
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from sitebuild import REPO, mkdocs_project, workspace_all_formats
+from manifests import workspace_all_formats
+from sitebuild import REPO, mkdocs_project
 
 pytestmark = pytest.mark.slow
 

@@ -193,7 +193,7 @@ def _with_safe_matching(keyword: Any) -> Any:
     (which tests property names against `patternProperties`) whose `re` is ours."""
     helper = keyword.__globals__.get(_EVALUATED_KEYS)
     if not isinstance(helper, types.FunctionType) or "re" not in helper.__globals__:
-        return keyword  # a jsonschema laid out differently; tests/test_review_runner.py notices
+        return keyword  # a jsonschema laid out differently; tests/test_schema_patterns.py notices
     helper_globals = dict(helper.__globals__)
     safe_helper = types.FunctionType(helper.__code__, helper_globals, helper.__name__, helper.__defaults__, helper.__closure__)
     helper_globals["re"] = _UndecidedMatches
