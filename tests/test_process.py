@@ -38,7 +38,8 @@ def is_dead(pid: int) -> bool:
     return state in ("Z", "X")
 
 
-def wait_dead(pid: int, within: float = 3.0) -> bool:
+def wait_dead(pid: int, within: float = 10.0) -> bool:
+    """Whether `pid` is dead within `within` seconds (a loaded machine may take a while to deliver SIGKILL)."""
     end = time.monotonic() + within
     while time.monotonic() < end:
         if is_dead(pid):
@@ -85,10 +86,8 @@ def test_exit_code_and_cwd(tmp_path):
 
 
 def test_child_that_never_reads_stdin_does_not_deadlock(tmp_path):
-    start = time.monotonic()
-    r = run(py("import time; print('done'); time.sleep(0.2)"), tmp_path, b"x" * (1 << 20), timeout_s=10)
-    assert time.monotonic() - start < 5
-    assert r.exit_code == 0
+    r = run(py("import time; print('done'); time.sleep(0.2)"), tmp_path, b"x" * (1 << 20), timeout_s=30)
+    assert r.exit_code == 0  # a deadlock on the stdin pipe would end in the timeout instead
     assert r.stdout == b"done\n"
     assert not r.timed_out
 
@@ -107,37 +106,35 @@ def test_child_writes_lots_before_reading_stdin(tmp_path):
 
 def test_timeout_kills_grandchild_holding_the_pipe(tmp_path):
     script = tmp_path / "hold.sh"
-    script.write_text("sleep 60 &\necho $!\nsleep 60\n")
-    start = time.monotonic()
+    survived = tmp_path / "survived"
+    script.write_text(f"(sleep 30; touch {survived}) &\necho $!\nsleep 60\n")
     r = run(["sh", str(script)], tmp_path, timeout_s=1.0)
-    elapsed = time.monotonic() - start
     assert r.timed_out
-    assert elapsed < 1.0 + 2.5
     assert r.exit_code is not None and r.exit_code < 0  # killed by a signal
     grandchild = int(r.stdout.split()[0])
     assert wait_dead(grandchild)
+    assert not survived.exists()  # killed with the group, not waited for until its pipe closed
 
 
 def test_timeout_kills_python_grandchild(tmp_path):
+    survived = tmp_path / "survived"
+    grandchild = f"import time; time.sleep(30); open({str(survived)!r}, 'w')"
     code = (
         "import subprocess, sys, time\n"
-        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"p = subprocess.Popen([sys.executable, '-c', {grandchild!r}])\n"
         "print(p.pid, flush=True)\n"
         "time.sleep(60)\n"
     )
-    start = time.monotonic()
     r = run(py(code), tmp_path, timeout_s=1.0)
-    assert time.monotonic() - start < 1.0 + 2.5
     assert r.timed_out
     assert wait_dead(int(r.stdout.split()[0]))
+    assert not survived.exists()
 
 
 def test_leader_exits_but_background_child_keeps_pipe(tmp_path):
     # `sh -c 'sleep 100 & echo hi'`: the leader is done; the leftover must not keep us until the deadline.
-    start = time.monotonic()
-    r = run(["sh", "-c", "sleep 100 & echo $!; echo hi"], tmp_path, timeout_s=20)
-    assert time.monotonic() - start < 3
-    assert not r.timed_out
+    r = run(["sh", "-c", "sleep 100 & echo $!; echo hi"], tmp_path, timeout_s=60)
+    assert not r.timed_out  # waiting for the leftover's pipe would have ended in the timeout
     assert r.exit_code == 0
     pid_line, hi = r.stdout.split()
     assert hi == b"hi"
@@ -145,9 +142,8 @@ def test_leader_exits_but_background_child_keeps_pipe(tmp_path):
 
 
 def test_background_child_with_own_stdio_is_killed_after_leader_exits(tmp_path):
-    r = run(["sh", "-c", "sleep 100 >/dev/null 2>&1 </dev/null & echo $!"], tmp_path, timeout_s=20)
-    assert r.exit_code == 0
-    assert r.duration_s < 3
+    r = run(["sh", "-c", "sleep 100 >/dev/null 2>&1 </dev/null & echo $!"], tmp_path, timeout_s=60)
+    assert r.exit_code == 0 and not r.timed_out
     assert wait_dead(int(r.stdout.split()[0]))
 
 
@@ -157,14 +153,13 @@ def test_background_child_with_own_stdio_is_killed_after_leader_exits(tmp_path):
 def test_stdout_cap_keeps_memory_flat(tmp_path):
     code = "import sys\nb = b'x' * (1 << 20)\nfor _ in range(300): sys.stdout.buffer.write(b)\n"
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    r = run(py(code), tmp_path, timeout_s=10)
+    r = run(py(code), tmp_path, timeout_s=60)
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     assert r.stdout_truncated
-    assert not r.timed_out
+    assert not r.timed_out  # stopped by the cap, not by the clock
     assert len(r.stdout) <= 1 << 20
     assert len(r.stdout) > 0
     assert after - before < 60 * 1024
-    assert r.duration_s < 5
 
 
 def test_custom_stdout_cap_exact_fit_is_not_truncated(tmp_path):

@@ -43,8 +43,11 @@ def test_a_catastrophic_pattern_does_not_hang_validate(tmp_path: Path) -> None:
 
 
 # Every keyword that matches patterns, validated in a fresh interpreter that counts the match
-# attempts: a timed-out attempt lasts at least its limit, so the budget allows at most
-# 1 + (budget - first limit) / slow limit + 1 of them per validation, however loaded the machine.
+# attempts. `regex` measures its time limit in processor time, which never runs ahead of the clock
+# while this one thread matches, so a timed-out attempt lasts at least its limit and the budget
+# allows at most 1 + (budget - first limit) / slow limit + 1 attempts per validation, however
+# loaded the machine. (Cases run one after another: matching in several threads at once makes the
+# process's processor time run faster than the clock.)
 SAFE_KEYWORDS_SCRIPT = """
 import json, sys
 from toolcatalog import jsonschemas
