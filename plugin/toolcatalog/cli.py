@@ -6,7 +6,9 @@ diagnostic, and exits 1 when any manifest is invalid. `toolcatalog check` does
 the same and then runs every example and check, like a build does, with the
 same cache. `toolcatalog export PATH -o DIR` writes the same files for agents
 a build publishes (catalog, schema, per-tool JSON, MCP tool list, llms.txt),
-byte for byte; `toolcatalog diff OLD NEW` compares two catalogs and exits 1
+byte for byte; `toolcatalog markdown PATH` writes the whole catalog into a docs
+folder as ordinary Markdown pages plus those files, for site generators that run
+no plugins; `toolcatalog diff OLD NEW` compares two catalogs and exits 1
 when a change breaks callers. Exit codes: 0 fine, 1 problems found, 2 bad usage (or an
 output that cannot be produced), 130 interrupted.
 """
@@ -14,6 +16,7 @@ output that cannot be produced), 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -21,7 +24,9 @@ from typing import Sequence
 from . import catalogdiff, outputs, pipeline
 from ._version import __version__
 from .discover import DiscoveryError
-from .mkdocs_yml import ConfigFileError, find_config_file, plugin_options
+from .files import write_atomic
+from .links import source_links
+from .mkdocs_yml import ConfigFileError, Project, find_config_file, plugin_options
 from .model import ERROR, Catalog, CheckStatus, ExampleStatus, Status
 from .options import OptionsError
 from .outputs import catalog_json
@@ -66,6 +71,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     export.add_argument("--site-url", help="base URL for absolute links (default: mkdocs.yml's site_url; \"\" for none)")
     export.set_defaults(handler=_export)
 
+    markdown = commands.add_parser(
+        "markdown",
+        help="write the catalog into a docs folder as Markdown pages (index and one page per tool, with their "
+        "stylesheet and script) plus what `export` writes, for site generators that run no plugins",
+    )
+    _common(markdown)
+    markdown.add_argument("-o", "--docs-dir", metavar="DIR",
+                          help="the docs folder to write into (default: the config's docs_dir, else PATH/docs)")
+    markdown.add_argument("--no-run", action="store_true", help="do not run examples and checks (statuses stay not-run)")
+    markdown.add_argument("--jobs", type=int, help="processes at once (default: the config's, else one per CPU)")
+    markdown.add_argument("--timeout", type=float, help="seconds per process (default: the config's, else 30)")
+    markdown.add_argument("--no-cache", action="store_true", help="ignore and do not write cached results")
+    markdown.add_argument("--site-url", help="base URL for absolute links (default: mkdocs.yml's site_url; \"\" for none)")
+    markdown.set_defaults(handler=_markdown)
+
     compare = commands.add_parser(
         "diff", help="compare two catalog.json files: added, removed and changed tools; exit 1 if anything breaks"
     )
@@ -97,6 +117,12 @@ def _common(sub: argparse.ArgumentParser) -> None:
 def _load(args: argparse.Namespace) -> pipeline.Build:
     """Harvest and place, with the options of PATH's mkdocs.yml (or -f) and the command's flags,
     each checked by the same rules MkDocs applies."""
+    workspace, project = _read_project(args)
+    return _prepare(args, workspace, project, project.docs_dir)
+
+
+def _read_project(args: argparse.Namespace) -> tuple[Path, Project]:
+    """The workspace and what its config file says (PATH's properdocs.yml or mkdocs.yml, or -f)."""
     workspace = Path(args.path)
     if not workspace.is_dir():
         raise DiscoveryError(f"{args.path!r} is not a folder")
@@ -106,6 +132,13 @@ def _load(args: argparse.Namespace) -> pipeline.Build:
         print(f"toolcatalog: {warning}", file=sys.stderr)
     if args.config_file:
         workspace = config_file.resolve().parent
+    return workspace, project
+
+
+def _prepare(args: argparse.Namespace, workspace: Path, project: Project, docs_dir: Path | None,
+             not_users: set[str] = frozenset()) -> pipeline.Build:
+    """`pipeline.prepare` with the project's options changed by the command's flags. The pages of
+    `docs_dir` are the site's own (they win over generated ones), except those in `not_users`."""
     changes: dict = {}
     if args.paths:
         changes["paths"] = list(args.paths)
@@ -121,8 +154,9 @@ def _load(args: argparse.Namespace) -> pipeline.Build:
     site = project.site
     if getattr(args, "site_url", None) is not None:
         site = Site(url=args.site_url, name=site.name, description=site.description)
-    user_pages = pipeline.user_pages(project.docs_dir) if project.docs_dir else []
-    return pipeline.prepare(workspace, options, site=site, directory_urls=project.directory_urls, skip=project.skip, user_pages=user_pages)
+    user_pages = [p for p in pipeline.user_pages(docs_dir) if p not in not_users] if docs_dir else []
+    skip = [*project.skip, *([docs_dir.resolve()] if docs_dir else [])]
+    return pipeline.prepare(workspace, options, site=site, directory_urls=project.directory_urls, skip=skip, user_pages=user_pages)
 
 
 def _stats_line(stats) -> str:
@@ -172,6 +206,64 @@ def _export(args: argparse.Namespace) -> int:
     for tool in failing:
         print(f"toolcatalog: {tool.id}: status {tool.status.value} is listed in `fail_on`", file=sys.stderr)
     return EXIT_PROBLEMS if failing else EXIT_OK
+
+
+GENERATED_RECORD = ".toolcatalog-generated.json"  # in the docs folder; generators skip dot files
+
+
+def _markdown(args: argparse.Namespace) -> int:
+    workspace, project = _read_project(args)
+    docs = Path(args.docs_dir) if args.docs_dir else project.docs_dir or workspace / "docs"
+    previous = _generated(docs)  # what the last run wrote: ours to replace, never the site's own pages
+    build = _prepare(args, workspace, project, docs, not_users=previous)
+    if build.options.run_examples and not args.no_run:
+        print(_stats_line(pipeline.check(build)), file=sys.stderr)
+    link = source_links(build.options.source_uri, project.repo_url, project.edit_uri, str(project.docs_dir or "docs"))
+    pages = build.markdown_pages([project.custom_dir] if project.custom_dir else [], link)
+    files = build.outputs()
+    for path, text in pages.items():
+        if path in files:
+            raise outputs.ExportError(f"a page and an output for agents are both {path!r}; change `page_dir` or the file options")
+        files[path] = text
+    for path in sorted(files):
+        if path not in previous and docs.joinpath(*path.split("/")).exists():
+            print(f"toolcatalog: {path} exists in {docs} and was not written by toolcatalog; it is kept", file=sys.stderr)
+            del files[path]
+    written = outputs.write(files, docs)
+    for path in sorted(previous - set(files)):  # pages of tools that are gone
+        _remove(docs, path)
+    write_atomic(docs / GENERATED_RECORD, json.dumps({"generator": "mkdocs-toolcatalog", "files": sorted(files)}, indent=1) + "\n")
+    print(f"wrote {len(written)} files to {docs}", file=sys.stderr)
+    failing = pipeline.failing(build)
+    for tool in failing:
+        print(f"toolcatalog: {tool.id}: status {tool.status.value} is listed in `fail_on`", file=sys.stderr)
+    return EXIT_PROBLEMS if failing else EXIT_OK
+
+
+def _generated(docs: Path) -> set[str]:
+    """The docs paths the last `toolcatalog markdown` wrote into `docs` (none when unknown)."""
+    try:
+        data = json.loads((docs / GENERATED_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list):
+        return set()
+    return {f for f in files if isinstance(f, str) and f and not f.startswith("/") and ".." not in f.split("/")}
+
+
+def _remove(docs: Path, path: str) -> None:
+    """Delete a file written last time (and the folders it leaves empty), inside `docs` only."""
+    target = docs.joinpath(*path.split("/"))
+    if target.is_file() and not target.is_symlink():
+        target.unlink()
+    folder = target.parent
+    while folder != docs and docs in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:
+            break
+        folder = folder.parent
 
 
 def _diff(args: argparse.Namespace) -> int:

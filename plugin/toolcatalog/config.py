@@ -35,6 +35,17 @@ class _Rule(Generic[T], base.BaseConfigOption[T]):
 
 
 class ToolCatalogConfig(base.Config):
+    def validate(self) -> tuple[list[tuple[str, Exception]], list[tuple[str, str]]]:
+        """Each option by its own rule (MkDocs stops at the first bad one), then the rules across
+        options, so that every option problem is a configuration error, as it is for the command line."""
+        failed, warnings = super().validate()
+        if not failed:
+            try:
+                to_options(self)
+            except OptionsError as exc:
+                failed.append((exc.option or "", ValidationError(str(exc))))
+        return failed, warnings
+
     enabled = _Rule[bool]("enabled")
     """Turn the plugin off without removing it (e.g. `enabled: !ENV [TOOLCATALOG, true]`)."""
 

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -62,6 +63,9 @@ class Project:
     site: Site = field(default_factory=Site)
     docs_dir: Path | None = None
     warnings: list[str] = field(default_factory=list)
+    repo_url: str | None = None  # with edit_uri: where manifest lines link to (links.source_links)
+    edit_uri: str | None = None  # as MkDocs derives it when unset
+    custom_dir: Path | None = None  # the theme's custom_dir: overrides our templates and assets
 
 
 CONFIG_NAMES = ("properdocs.yml", "properdocs.yaml", "mkdocs.yml", "mkdocs.yaml")  # ProperDocs' order
@@ -97,7 +101,25 @@ def plugin_options(config_file: Path, required: bool = False) -> Project:
     except OptionsError as exc:
         raise ConfigFileError(f"{config_file}: {exc}") from None
     site = Site(url=_text(data.get("site_url")) or None, name=_text(data.get("site_name")), description=_text(data.get("site_description")))
-    return Project(options, skip, data.get("use_directory_urls") is not False, site, docs_dir, warnings)
+    theme = data.get("theme")
+    custom_dir = _text(theme.get("custom_dir")) if isinstance(theme, dict) else ""
+    repo_url = _text(data.get("repo_url")) or None
+    return Project(
+        options, skip, data.get("use_directory_urls") is not False, site, docs_dir, warnings,
+        repo_url, _edit_uri(repo_url, data.get("edit_uri")), base / custom_dir if custom_dir else None,
+    )
+
+
+def _edit_uri(repo_url: str | None, edit_uri: Any) -> str | None:
+    """`edit_uri` as MkDocs 1.6 completes it: derived from a GitHub, GitLab or Bitbucket `repo_url`
+    when unset, and ending with "/"."""
+    value = edit_uri if isinstance(edit_uri, str) else None
+    if value is None and repo_url:
+        host = urlsplit(repo_url).netloc.lower()
+        value = "edit/master/docs/" if host in ("github.com", "gitlab.com") else "src/default/docs/" if host == "bitbucket.org" else None
+    if value and not value.endswith("/"):
+        value += "/"
+    return value
 
 
 def _text(value: Any) -> str:

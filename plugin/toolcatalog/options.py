@@ -27,7 +27,12 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class OptionsError(ValueError):
-    """An option value no host accepts. The message names the option and the problem."""
+    """An option value no host accepts. The message names the option and the problem; `option` is
+    the option a host should point at (for a rule across options, the one that clashes)."""
+
+    def __init__(self, message: str, option: str | None = None):
+        super().__init__(message)
+        self.option = option
 
 
 @dataclass
@@ -281,5 +286,5 @@ def check(options: Options) -> None:
         if path is None:
             continue
         if path in seen:
-            raise OptionsError(f"`{name}` and `{seen[path]}` are both {path!r}; give each output its own file")
+            raise OptionsError(f"`{name}` and `{seen[path]}` are both {path!r}; give each output its own file", name)
         seen[path] = name

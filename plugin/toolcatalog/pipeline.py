@@ -7,6 +7,7 @@ program that uses the library drive a build through this module:
     pipeline.check(build)                                                   # run examples and checks
     pipeline.enforce_fail_on(build)                                         # raise FailOnError
     files = build.outputs()                                                 # {site path: text}
+    pages = build.markdown_pages()                                          # {docs path: Markdown}, for plugin-less generators
 
 `pipeline.run(...)` does all four. Options are checked by their own rules
 (`Options.from_mapping`) before they get here; nothing in this module logs or
@@ -20,9 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from . import outputs
+from . import markdown_pages, outputs
 from .conformance import engine
 from .harvest import harvest
+from .links import SourceLink
 from .model import Catalog, Diagnostic, Tool
 from .options import Options
 from .outputs.site import Site
@@ -52,6 +54,8 @@ class Build:
     placement: Placement
     stats: engine.Stats | None = None  # set by `check`
     diagnostics: list[Diagnostic] = field(default_factory=list)  # what placing the pages found
+    directory_urls: bool = True  # how the site's URLs look (MkDocs' `use_directory_urls`)
+    user_pages: list[str] = field(default_factory=list)  # the site's own pages (docs-relative paths)
 
     def all_diagnostics(self) -> list[Diagnostic]:
         return [*self.catalog.all_diagnostics(), *self.diagnostics]
@@ -59,6 +63,15 @@ class Build:
     def outputs(self) -> dict[str, str]:
         """Every output for agents as `{site path: text}`. Raises outputs.ExportError."""
         return outputs.render(self.catalog, self.options, self.site)
+
+    def markdown_pages(self, template_dirs: Iterable[Path] = (), source_link: SourceLink | None = None) -> dict[str, str]:
+        """The catalog's pages as Markdown, with their stylesheet and script, as `{docs path: text}`
+        (see `markdown_pages`): with `outputs()`, a docs folder any generator can publish.
+        `template_dirs` override our templates; `source_link` links manifest lines to the repository."""
+        return markdown_pages.render(
+            self.catalog, self.placement, directory_urls=self.directory_urls, template_dirs=template_dirs,
+            source_link=source_link, user_pages=self.user_pages,
+        )
 
 
 def prepare(
@@ -79,9 +92,10 @@ def prepare(
     options = options or Options()
     workspace = Path(os.path.abspath(workspace))
     catalog = harvest(workspace, options, skip=list(skip))
+    user_pages = list(user_pages)
     placement = place(catalog, options, directory_urls, user_pages)
     catalog.diagnostics.extend(placement.diagnostics)
-    return Build(workspace, options, site or Site(), catalog, placement)
+    return Build(workspace, options, site or Site(), catalog, placement, directory_urls=directory_urls, user_pages=user_pages)
 
 
 def check(build: Build, only: set[str] | None = None) -> engine.Stats:

@@ -39,14 +39,10 @@ from .links import SourceLink, source_links
 from .model import ERROR, Tool
 from .options import Options, OptionsError
 from .outputs.site import Site
-from .render import Renderer, templates_dir, tool_toc
+from .render import CSS_PATH, INDEX_TITLE, JS_PATH, Renderer, templates_dir, tool_toc
 
 log = get_plugin_logger(__name__)
-
-# Copied by MkDocs with the theme's static files, since our template folder is a theme dir.
-CSS_PATH = "toolcatalog/assets/toolcatalog.css"
-JS_PATH = "toolcatalog/assets/toolcatalog.js"
-INDEX_TITLE = "All tools"
+# CSS_PATH and JS_PATH are copied by MkDocs with the theme's static files, since our template folder is a theme dir.
 
 
 class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):

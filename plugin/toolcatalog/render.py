@@ -24,6 +24,10 @@ from .model import FORMAT_TITLES, Catalog, Status, Tool
 
 TOOL_TEMPLATE = "toolcatalog/tool.html"
 INDEX_TEMPLATE = "toolcatalog/index.html"
+INDEX_TITLE = "All tools"  # the catalog index page's title
+# The pages' stylesheet and script, at these paths in the template folders and in the site.
+CSS_PATH = "toolcatalog/assets/toolcatalog.css"
+JS_PATH = "toolcatalog/assets/toolcatalog.js"
 
 _URL_SCHEMES = {"http", "https", "mailto"}
 # nh3's defaults minus images: a manifest must not make readers' browsers fetch anything
