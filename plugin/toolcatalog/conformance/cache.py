@@ -2,6 +2,11 @@
 
 One JSON file per key under the cache folder. Writes are atomic (temporary file
 and rename); a file that cannot be read or parsed is ignored, never fatal.
+
+An outcome comes back exactly as it went in, key order included: pages show a tool's output in
+the order the tool printed it, so a cached result must render like the fresh one (`encode` never
+sorts; only the cache *key* is computed over sorted JSON). The engine applies fresh outcomes
+through `roundtrip`, the same encoding, so fresh and cached results cannot differ.
 """
 
 from __future__ import annotations
@@ -19,6 +24,20 @@ def key(parts: Iterable[Any]) -> str:
     for part in parts:
         digest.update(json.dumps(part, sort_keys=True, default=str).encode("utf-8") + b"\0")
     return digest.hexdigest()
+
+
+def encode(outcome: Any) -> str:
+    """An outcome as the cache stores it: plain JSON, keys in their own order."""
+    return json.dumps(outcome, ensure_ascii=False, allow_nan=False)
+
+
+def roundtrip(outcome: Any) -> Any:
+    """`outcome` exactly as the cache would give it back (unchanged when it cannot be stored,
+    since then it is never cached either)."""
+    try:
+        return json.loads(encode(outcome))
+    except (ValueError, TypeError, RecursionError):
+        return outcome
 
 
 class ResultCache:
@@ -49,6 +68,6 @@ class ResultCache:
         if self.folder is None:
             return
         try:
-            write_atomic(self._path(cache_key), json.dumps({"key": cache_key, "outcome": outcome}, sort_keys=True))
-        except OSError:
+            write_atomic(self._path(cache_key), '{"key": ' + json.dumps(cache_key) + ', "outcome": ' + encode(outcome) + "}")
+        except (OSError, ValueError, TypeError, RecursionError):
             pass  # a cache that cannot be written only costs time

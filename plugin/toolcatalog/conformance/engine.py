@@ -124,6 +124,8 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
         pool.shutdown(wait=True)
     for index, (tool, job, cache_key) in enumerate(pending):
         outcome = _finish(tool, job, results[index])
+        if not outcome.get("internal_error"):
+            outcome = cache_mod.roundtrip(outcome)  # applied as the cache will give it back next time
         stats.processes += int(outcome.get("processes", 0))
         if not outcome.get("internal_error"):
             store.put(cache_key, outcome)

@@ -1,0 +1,83 @@
+"""Two builds of the same sources give the same bytes: every file of the site, not only the JSON.
+
+A cold build (results computed) and the warm build after it (results from the cache) must agree on
+pages, the search index, the sitemap and every output for agents. `SOURCE_DATE_EPOCH` pins the
+build date MkDocs writes into the sitemap (and its gzip header), as reproducible builds do.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from sitebuild import mkdocs_project, workspace_all_formats, write
+
+# A tool whose output keys are deliberately not in sorted order, nested too: a page shows the output
+# as the tool printed it, whether the result is fresh or from the cache.
+UNSORTED_TOOL = """
+---
+name: unsorted-keys
+description: Prints an object whose keys are not in alphabetical order.
+inputs:
+  type: object
+  properties:
+    n: {type: integer}
+outputs:
+  type: object
+effects: none
+---
+
+## Examples
+
+### keys in the tool's order
+input: {"n": 1}
+output: {"zebra": 1}
+"""
+
+UNSORTED_PY = """
+import json, sys
+json.load(sys.stdin)
+print(json.dumps({"zebra": 1, "apple": {"yak": True, "ant": [3, 2, 1]}, "mango": None}))
+"""
+
+
+def files_under(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def build(root: Path) -> dict[str, bytes]:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SOURCE_DATE_EPOCH": "1700000000"}
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--clean"], cwd=root, capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return files_under(root / "site")
+
+
+def test_cold_then_warm_build_gives_the_same_bytes_in_every_file(tmp_path: Path) -> None:
+    workspace_all_formats(tmp_path)
+    write(tmp_path / ".agent/tools/unsorted-keys/TOOL.md", UNSORTED_TOOL)
+    write(tmp_path / ".agent/tools/unsorted-keys/linux.py", UNSORTED_PY)
+    mkdocs_project(tmp_path, plugins=["search", {"toolcatalog": {}}], repo_url="https://example.org/team/tools")
+    cold = build(tmp_path)
+    assert any((tmp_path / ".cache/plugin/toolcatalog").rglob("*.json")), "the cold build cached its results"
+    warm = build(tmp_path)
+
+    assert sorted(warm) == sorted(cold)
+    differing = [path for path in cold if cold[path] != warm[path]]
+    assert not differing, f"cold and warm builds differ in {differing}"
+
+    # The page shows the tool's own key order (the fresh order), so the test above compared it.
+    page = cold["tools/unsorted-keys/index.html"].decode("utf-8")
+    assert page.index("zebra") < page.index("apple") < page.index("mango"), "actual output keeps the tool's key order"
+    assert page.index("yak") < page.index("ant")
+    for name in ("search/search_index.json", "catalog.json", "mcp-tools.json", "llms.txt", "tools/unsorted-keys.json", "sitemap.xml.gz"):
+        assert name in cold, name
+
+    # And a second cold build (cache removed) gives the same bytes again, except the durations pages show.
+    shutil.rmtree(tmp_path / ".cache")
+    again = build(tmp_path)
+    for path in cold:
+        if not path.endswith(".html") and path != "search/search_index.json":
+            assert again[path] == cold[path], path
