@@ -1,8 +1,8 @@
-"""The outputs for agents: catalog.json v1 (and its schema), tools/<id>.json, mcp-tools.json, llms.txt.
+"""The outputs for agents: catalog.json v2 (and its schema), tools/<id>.json, mcp-tools.json, llms.txt.
 
 They are built by real MkDocs builds and by `toolcatalog export`, validated against the shipped
-catalog schema and a small MCP Tool schema written from formats.md §5, and compared byte for byte
-(two builds, cold and warm cache, plugin and command line).
+catalog schema and MCP revision 2026-07-28's published schema (tests/mcprevision.py), and compared
+byte for byte (two builds, cold and warm cache, plugin and command line).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import jsonschema
 import pytest
 from mkdocs.exceptions import PluginError
 
+from mcprevision import validate_tools_list
 from manifests import workspace_all_formats, write
 from sitebuild import REPO, agent_outputs, build, files_under, mkdocs_project, toolcatalog
 from toolcatalog import outputs, pipeline
@@ -27,64 +28,13 @@ from toolcatalog.model import Status
 from toolcatalog.outputs import catalog_json, llms, mcp
 from toolcatalog.outputs.site import Site
 from toolcatalog.placement import place
-from toolcatalog.safety import annotations
+from toolcatalog.safety import annotations, hints as derive_hints
 from toolcatalog.harvest import harvest
 from toolcatalog.model import Catalog, Effects, Requirement, Tool
 from toolcatalog.options import Options
 from toolcatalog.plugin import ToolCatalogPlugin
 
 SCHEMA = json.loads((REPO / "plugin/toolcatalog/schemas/catalog.schema.json").read_text(encoding="utf-8"))
-
-# The MCP `tools/list` result and Tool object, from formats.md §5 (2025-06-18 .. 2026-07-28).
-MCP_LIST_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "required": ["tools"],
-    "additionalProperties": False,
-    "properties": {
-        "tools": {"type": "array", "items": {"$ref": "#/$defs/Tool"}},
-        "nextCursor": {"type": "string"},
-        "_meta": {"type": "object"},
-    },
-    "$defs": {
-        "Tool": {
-            "type": "object",
-            "required": ["name", "inputSchema"],
-            "additionalProperties": False,
-            "properties": {
-                "name": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,128}$"},
-                "title": {"type": "string"},
-                "description": {"type": "string"},
-                "inputSchema": {"$ref": "#/$defs/ObjectSchema"},
-                "outputSchema": {"$ref": "#/$defs/ObjectSchema"},
-                "annotations": {"$ref": "#/$defs/ToolAnnotations"},
-                "icons": {"type": "array"},
-                "_meta": {"type": "object"},
-            },
-        },
-        "ObjectSchema": {
-            "type": "object",
-            "required": ["type"],
-            "properties": {
-                "type": {"const": "object"},
-                "$schema": {"type": "string"},
-                "properties": {"type": "object", "additionalProperties": {"type": ["object", "boolean"]}},
-                "required": {"type": "array", "items": {"type": "string"}},
-            },
-        },
-        "ToolAnnotations": {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {
-                "title": {"type": "string"},
-                "readOnlyHint": {"type": "boolean"},
-                "destructiveHint": {"type": "boolean"},
-                "idempotentHint": {"type": "boolean"},
-                "openWorldHint": {"type": "boolean"},
-            },
-        },
-    },
-}
 
 NON_ASCII_TOOL = """
 ---
@@ -122,11 +72,7 @@ def validate_tool_file(entry: Any) -> None:
 
 
 def validate_mcp(document: Any) -> None:
-    jsonschema.Draft202012Validator(MCP_LIST_SCHEMA).validate(document)
-    names = [t["name"] for t in document["tools"]]
-    assert len(names) == len(set(names)), "MCP tool names must be unique"
-    for tool in document["tools"]:
-        jsonschema.Draft202012Validator.check_schema(tool["inputSchema"])
+    validate_tools_list(document)
 
 
 # -- the demo site -------------------------------------------------------------------------------------
@@ -139,10 +85,10 @@ def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_shipped_schema_is_a_valid_2020_12_schema() -> None:
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
-    jsonschema.Draft202012Validator.check_schema(MCP_LIST_SCHEMA)
     assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     # Our shapes are closed; enums pin the formats, statuses and severities.
-    for name in ("tool", "example", "run", "driver", "diagnostic", "effects", "annotations", "check", "requirement"):
+    for name in ("tool", "example", "run", "driver", "diagnostic", "effects", "annotations", "check", "requirement",
+                 "verification", "provenance", "counts", "annotationReason"):
         assert SCHEMA["$defs"][name]["additionalProperties"] is False, name
     assert SCHEMA["$defs"]["tool"]["properties"]["format"]["enum"] == ["speccify", "aip-14", "smart-tool"]
     assert SCHEMA["$defs"]["diagnostic"]["properties"]["severity"]["enum"] == ["error", "warning"]
@@ -152,21 +98,21 @@ def test_shipped_schema_is_a_valid_2020_12_schema() -> None:
 def test_demo_site_publishes_every_output_and_each_validates(demo_site: Path) -> None:
     data = json.loads((demo_site / "catalog.json").read_text(encoding="utf-8"))
     validate_catalog(data)
-    assert data["$schema"] == "schemas/catalog-v1.schema.json"
-    assert data["version"] == 1 and data["generator"]["name"] == "mkdocs-toolcatalog"
+    assert data["$schema"] == "schemas/catalog-v2.schema.json"
+    assert data["version"] == 2 and data["generator"]["name"] == "mkdocs-toolcatalog"
     assert "generated_at" not in data
     ids = [(t["id"], t["source"]) for t in data["tools"]]
     assert ids == sorted(ids) and len(ids) >= 10
     assert sum(data["counts"]["by_status"].values()) == data["counts"]["tools"] == len(ids)
     # The schema is published unchanged.
-    assert (demo_site / "schemas/catalog-v1.schema.json").read_bytes() == (REPO / "plugin/toolcatalog/schemas/catalog.schema.json").read_bytes()
+    assert (demo_site / "schemas/catalog-v2.schema.json").read_bytes() == (REPO / "plugin/toolcatalog/schemas/catalog.schema.json").read_bytes()
 
     for tool in data["tools"]:
         assert tool["digest"] == file_digest(REPO / tool["source"])
         assert tool["page"] == tool["url"] and (demo_site / tool["url"] / "index.html").is_file()
         assert tool["json"] and tool["json"].startswith("tools/")
         one = json.loads((demo_site / tool["json"]).read_text(encoding="utf-8"))
-        assert one.pop("$schema") == "../schemas/catalog-v1.schema.json#/$defs/tool"
+        assert one.pop("$schema") == "../schemas/catalog-v2.schema.json#/$defs/tool"
         assert one == tool
         validate_tool_file(one)
 
@@ -190,13 +136,20 @@ def test_demo_site_publishes_every_output_and_each_validates(demo_site: Path) ->
 def test_demo_annotations_follow_the_contract(demo_site: Path) -> None:
     data = json.loads((demo_site / "catalog.json").read_text(encoding="utf-8"))
     tools = {t["id"]: t for t in data["tools"]}
-    assert tools["text.redact-emails"]["annotations"] == {"readOnlyHint": True, "idempotentHint": True}
-    assert tools["workspace.notes-append"]["annotations"] == {"readOnlyHint": False, "idempotentHint": False}
+    assert tools["text.redact-emails"]["annotations"] == {
+        "readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False,
+    }
+    # Appending is a change no contract field calls additive: destructive, MCP's default.
+    assert tools["workspace.notes-append"]["annotations"] == {
+        "readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": False,
+    }
     # risk_level 3 and network requirements: destructive and open-world, although invalid.
     assert tools["release.publish"]["annotations"] == {
         "readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True,
     }
+    assert tools["release.publish"]["annotation_reasons"]["destructiveHint"]["fields"] == ["risk_level"]
     for tool in tools.values():
+        assert set(tool["annotation_reasons"]) == set(tool["annotations"]), tool["id"]  # every hint has its reason
         if tool["format"] != "aip-14":
             assert tool["annotations"] == {}, tool["id"]  # speccify and smart tools say nothing mechanical
 
@@ -276,17 +229,17 @@ def test_export_writes_the_same_bytes_as_the_build(tmp_path: Path, plugin: dict[
     validate_mcp(json.loads(exported[plugin.get("mcp_file", "mcp-tools.json")]))
     if extra:
         base = "https://tools.example.org/docs/"
-        assert data["$schema"] == base + "schemas/catalog-v1.schema.json"
+        assert data["$schema"] == base + "schemas/catalog-v2.schema.json"
         echo = next(t for t in data["tools"] if t["id"] == "text.echo")
         assert echo["url"] == "tools/text.echo.html"
         assert echo["page"] == base + "tools/text.echo.html"
         assert echo["json"] == base + "api/v1/tools/text.echo.json"
         entry = json.loads(exported["api/v1/tools/text.echo.json"])
-        assert entry["$schema"] == base + "schemas/catalog-v1.schema.json#/$defs/tool"
+        assert entry["$schema"] == base + "schemas/catalog-v2.schema.json#/$defs/tool"
         llms = exported["llms.txt"].decode("utf-8")
         assert "> Our agents' tools." in llms and f"]({base}tools/text.echo.html)" in llms
     else:
-        assert data["$schema"] == "schemas/catalog-v1.schema.json"
+        assert data["$schema"] == "schemas/catalog-v2.schema.json"
 
 
 def test_nested_catalog_points_at_its_schema_relatively(tmp_path: Path) -> None:
@@ -294,8 +247,8 @@ def test_nested_catalog_points_at_its_schema_relatively(tmp_path: Path) -> None:
     mkdocs_project(tmp_path, {"catalog_file": "api/v1/catalog.json", "run_examples": False})
     build(tmp_path)
     data = json.loads((tmp_path / "site/api/v1/catalog.json").read_text(encoding="utf-8"))
-    assert data["$schema"] == "../../schemas/catalog-v1.schema.json"
-    assert (tmp_path / "site/api/v1" / data["$schema"]).resolve() == (tmp_path / "site/schemas/catalog-v1.schema.json").resolve()
+    assert data["$schema"] == "../../schemas/catalog-v2.schema.json"
+    assert (tmp_path / "site/api/v1" / data["$schema"]).resolve() == (tmp_path / "site/schemas/catalog-v2.schema.json").resolve()
 
 
 def test_each_output_can_be_turned_off(tmp_path: Path) -> None:
@@ -311,7 +264,7 @@ def test_each_output_can_be_turned_off(tmp_path: Path) -> None:
     mkdocs_project(tmp_path, {"catalog_file": "", "mcp_file": "", "llms_file": "", "run_examples": False})
     build(tmp_path)
     assert sorted(agent_outputs(tmp_path / "site")) == [
-        "schemas/catalog-v1.schema.json", "tools/add-numbers.json", "tools/text.echo.json", "tools/tiny-smart.json",
+        "schemas/catalog-v2.schema.json", "tools/add-numbers.json", "tools/text.echo.json", "tools/tiny-smart.json",
     ]
     # Without an MCP file, the catalog carries no MCP diagnostics.
     mkdocs_project(tmp_path, {"mcp_file": "", "run_examples": False})
@@ -378,23 +331,38 @@ def _tool(tool_id: str, inputs: Any = None, outputs: Any = None, effects: Effect
 OBJ = {"type": "object", "properties": {"x": {"type": "string"}}}
 
 
+RO = {"readOnlyHint": True, "destructiveHint": False}
+RW = {"readOnlyHint": False, "destructiveHint": True}
+CLOSED, OPEN = {"openWorldHint": False}, {"openWorldHint": True}
+
+
 @pytest.mark.parametrize(
     "effects, hints",
     [
-        (Effects(mutates=[], risk_level=0, idempotent=True), {"readOnlyHint": True, "idempotentHint": True}),
-        (Effects(mutates=[], risk_level=2), {"readOnlyHint": False}),
-        (Effects(mutates=["workspace:/notes"], risk_level=1, idempotent=False), {"readOnlyHint": False, "idempotentHint": False}),
-        (Effects(mutates=["db:rows.delete"], risk_level=1), {"readOnlyHint": False, "destructiveHint": True}),
-        (Effects(mutates=["workspace:/x"], risk_level=3), {"readOnlyHint": False, "destructiveHint": True}),
-        (Effects(mutates=["network:api.example.com"], risk_level=2), {"readOnlyHint": False, "openWorldHint": True}),
-        (Effects(mutates=[], risk_level=0, requires=[Requirement("network", "api.example.com")]), {"readOnlyHint": True, "openWorldHint": True}),
+        (Effects(mutates=[], risk_level=0, idempotent=True), {**RO, "idempotentHint": True, **CLOSED}),
+        (Effects(mutates=[], risk_level=2), {**RW, **OPEN}),  # risk 2: external side effects
+        (Effects(mutates=["workspace:/notes"], risk_level=1, idempotent=False), {**RW, "idempotentHint": False, **CLOSED}),
+        (Effects(mutates=["db:rows.delete"], risk_level=1), {**RW, **CLOSED}),
+        (Effects(mutates=["workspace:/x"], risk_level=3), {**RW, **CLOSED}),
+        (Effects(mutates=["network:api.example.com"], risk_level=2), {**RW, **OPEN}),
+        (Effects(mutates=[], risk_level=0, requires=[Requirement("network", "api.example.com")]), {**RO, **OPEN}),
+        (Effects(mutates=[], risk_level=0, requires=[Requirement("secret", "API_KEY")]), RO),  # a secret: the world is unknown
+        (Effects(mutates=[], risk_level=0, requires=[Requirement("tool", "other")]), RO),
         (Effects(text="none"), {}),  # speccify: free text is never mapped
         (Effects(requires=[Requirement("dependency", "x")]), {}),  # smart tools
-        (Effects(mutates=["workspace:/removed-items"]), {"readOnlyHint": False}),  # "removed" is not "remove"
+        (Effects(mutates=["workspace:/removed-items"]), {**RW, **CLOSED}),  # "removed" is not "remove"
     ],
 )
 def test_annotations_claim_only_what_the_contract_says(effects: Effects, hints: dict[str, bool]) -> None:
     assert annotations(effects) == hints
+    for name, hint in derive_hints(effects).items():
+        assert hint.fields and hint.reason, name  # every hint says which contract fields it follows from
+
+
+def test_destructive_reasons_name_the_field_that_decides() -> None:
+    assert derive_hints(Effects(mutates=["workspace:/x"], risk_level=3))["destructiveHint"].fields == ("risk_level",)
+    delete = derive_hints(Effects(mutates=["db:rows.delete"], risk_level=1))["destructiveHint"]
+    assert delete.fields == ("mutates",) and "`db:rows.delete`" in delete.reason
 
 
 def test_mcp_names_inputs_and_omissions() -> None:
@@ -418,20 +386,24 @@ def test_mcp_names_inputs_and_omissions() -> None:
     broken = _tool("broken", OBJ)
     broken.error("bad")
     catalog = Catalog(root=Path("/nonexistent"), tools=sorted([*tools, broken], key=lambda t: t.id))
-    document = mcp.document(mcp.plan(catalog), Site())
+    data = catalog_json.document(catalog, Options(), Site(), mcp.plan(catalog).diagnostics)
+    entries = {(t["id"], t["source"]): t for t in data["tools"]}
+    document = mcp.document(mcp.plan(catalog), Site(), ttl_ms=60_000, cache_scope="private", entries=entries)
     validate_mcp(document)
+    assert (document["ttlMs"], document["cacheScope"], document["resultType"]) == (60_000, "private", "complete")
     by_id = {t["_meta"]["toolcatalog/id"]: t for t in document["tools"]}
     assert sorted(by_id) == ["a b", "a_b", "no-type", "nullable", "out-object", "out-scalar"]
     assert by_id["a b"]["name"] == "a_b" and by_id["a_b"]["name"] == "a_b_2"
-    assert by_id["no-type"]["inputSchema"] == {"type": "object", "properties": {"x": {"type": "string"}}}
+    dialect = "https://json-schema.org/draft/2020-12/schema"
+    assert by_id["no-type"]["inputSchema"] == {"$schema": dialect, "type": "object", "properties": {"x": {"type": "string"}}}
     assert by_id["nullable"]["inputSchema"]["type"] == "object"
-    assert "outputSchema" not in by_id["out-scalar"]
+    # The revision allows any JSON Schema as outputSchema, not only objects.
+    assert by_id["out-scalar"]["outputSchema"] == {"$schema": dialect, "type": "string"}
     assert by_id["out-object"]["outputSchema"]["properties"] == {"y": {"type": "number"}}
     assert by_id["out-object"]["description"] == "Does y." and "description" not in by_id["a b"]
     assert by_id["a b"]["title"] == "a b"
     assert "annotations" not in by_id["a b"]  # nothing declared, nothing claimed
 
-    data = catalog_json.document(catalog, Options(), Site(), mcp.plan(catalog).diagnostics)
     omitted = sorted((d["path"], d["severity"]) for d in data["diagnostics"] if d["code"] == "mcp-omitted")
     assert omitted == [(f"{i}/TOOL.md", "warning") for i in ("boolean", "broken", "no-inputs", "scalar")]
 

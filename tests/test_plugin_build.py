@@ -26,7 +26,7 @@ def site(tmp_path: Path) -> Path:
 
 def test_every_format_gets_a_page_and_a_catalog_entry(site: Path) -> None:
     data = catalog(site)
-    assert data["version"] == 1
+    assert data["version"] == 2
     ids = [t["id"] for t in data["tools"]]
     assert ids == sorted(ids) == ["add-numbers", "text.echo", "tiny-smart"]
     formats = {t["id"]: t["format"] for t in data["tools"]}

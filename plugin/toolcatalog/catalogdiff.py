@@ -172,8 +172,9 @@ def load(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("tools"), list):
         raise DiffError(f"{str(path)!r} is not a tool catalog (no `tools` list)")
     version = data.get("version", catalog_json.CATALOG_VERSION)
-    if version != catalog_json.CATALOG_VERSION:
-        raise DiffError(f"{str(path)!r} is a version {version!r} catalog; this toolcatalog reads version {catalog_json.CATALOG_VERSION}")
+    if version not in catalog_json.READABLE_VERSIONS:
+        readable = " and ".join(str(v) for v in catalog_json.READABLE_VERSIONS)
+        raise DiffError(f"{str(path)!r} is a version {version!r} catalog; this toolcatalog reads versions {readable}")
     if not all(isinstance(t, dict) and isinstance(t.get("id"), str) for t in data["tools"]):
         raise DiffError(f"{str(path)!r} has a tool without a string `id`")
     return data

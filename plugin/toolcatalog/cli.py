@@ -9,19 +9,21 @@ a build publishes (catalog, schema, per-tool JSON, MCP tool list, llms.txt),
 byte for byte; `toolcatalog markdown PATH` writes the whole catalog into a docs
 folder as ordinary Markdown pages plus those files, for site generators that run
 no plugins; `toolcatalog diff OLD NEW` compares two catalogs and exits 1
-when a change breaks callers. Exit codes: 0 fine, 1 problems found, 2 bad usage (or an
+when a change breaks callers; `toolcatalog verify DIR` recomputes the digests a
+published catalog states and exits 1 on any mismatch. Exit codes: 0 fine, 1 problems found, 2 bad usage (or an
 output that cannot be produced), 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
 from typing import Sequence
 
-from . import catalogdiff, outputs, pipeline
+from . import catalogdiff, outputs, pipeline, verify
 from ._version import __version__
 from .discover import DiscoveryError
 from .files import write_atomic
@@ -30,7 +32,6 @@ from .mkdocs_yml import ConfigFileError, Project, find_config_file, plugin_optio
 from .model import ERROR, Catalog, CheckStatus, ExampleStatus, Status
 from .options import OptionsError
 from .outputs import catalog_json
-from .outputs.site import Site
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # what a shell reports for a command stopped by Ctrl-C
@@ -94,10 +95,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     compare.add_argument("--json", action="store_true", help="print the report as JSON instead of Markdown")
     compare.set_defaults(handler=_diff)
 
+    check_digests = commands.add_parser(
+        "verify", help="recompute the digests of a published catalog (catalog.json, per-tool JSON, mcp-tools.json, llms.txt); "
+        "exit 1 on any mismatch",
+    )
+    check_digests.add_argument("dir", metavar="DIR", help="the built site or export folder (or a catalog.json file: only it is checked)")
+    check_digests.add_argument("--catalog", default="catalog.json", metavar="PATH", help="the catalog's path in DIR (default: catalog.json)")
+    check_digests.add_argument("--mcp", metavar="PATH", help="the MCP tool list's path in DIR (default: mcp-tools.json, when present)")
+    check_digests.add_argument("--llms", metavar="PATH", help="llms.txt's path in DIR (default: llms.txt, when present)")
+    check_digests.set_defaults(handler=_verify)
+
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
-    except (ConfigFileError, OptionsError, DiscoveryError, outputs.ExportError, catalogdiff.DiffError) as exc:
+    except (ConfigFileError, OptionsError, DiscoveryError, outputs.ExportError, catalogdiff.DiffError, verify.VerifyError) as exc:
         # ExportError covers a bad SOURCE_DATE_EPOCH and (a bug) outputs that break their own
         # schema: either way one line, never a traceback.
         print(f"toolcatalog: {exc}", file=sys.stderr)
@@ -153,7 +164,7 @@ def _prepare(args: argparse.Namespace, workspace: Path, project: Project, docs_d
     options = project.options.replace(**changes)
     site = project.site
     if getattr(args, "site_url", None) is not None:
-        site = Site(url=args.site_url, name=site.name, description=site.description)
+        site = dataclasses.replace(site, url=args.site_url)
     user_pages = [p for p in pipeline.user_pages(docs_dir) if p not in not_users] if docs_dir else []
     skip = [*project.skip, *([docs_dir.resolve()] if docs_dir else [])]
     return pipeline.prepare(workspace, options, site=site, directory_urls=project.directory_urls, skip=skip, user_pages=user_pages)
@@ -270,6 +281,16 @@ def _diff(args: argparse.Namespace) -> int:
     report = catalogdiff.diff(catalogdiff.load(args.old), catalogdiff.load(args.new))
     sys.stdout.write(catalog_json.dumps(report.as_dict()) if args.json else report.markdown())
     return EXIT_PROBLEMS if report.breaking else EXIT_OK
+
+
+def _verify(args: argparse.Namespace) -> int:
+    result = verify.verify(Path(args.dir), args.catalog, args.mcp, args.llms)
+    for line in result.checked:
+        print(f"ok: {line}")
+    for line in result.problems:
+        print(f"MISMATCH: {line}")
+    print(f"{len(result.problems)} mismatch{'es' if len(result.problems) != 1 else ''}" if result.problems else "every digest matches")
+    return EXIT_PROBLEMS if result.problems else EXIT_OK
 
 
 def _table(catalog: Catalog) -> None:

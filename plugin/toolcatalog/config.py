@@ -64,7 +64,7 @@ class ToolCatalogConfig(base.Config):
 
     catalog_file = _Rule[str]("catalog_file")
     """Path of the JSON catalog inside the built site (`""` turns it off). Its JSON Schema is
-    published beside the site root as `schemas/catalog-v1.schema.json`; every build validates the
+    published beside the site root as `schemas/catalog-v2.schema.json`; every build validates the
     catalog against it."""
 
     tool_json_dir = _Rule[str]("tool_json_dir")
@@ -73,9 +73,9 @@ class ToolCatalogConfig(base.Config):
     them off."""
 
     mcp_file = _Rule[str]("mcp_file")
-    """Path of the MCP `tools/list` result (`{"tools": [...]}`) inside the site; `""` turns it off.
-    Invalid tools and tools without an object input schema are left out, each with a `mcp-omitted`
-    warning in the catalog."""
+    """Path of the MCP `tools/list` result (MCP revision 2026-07-28: `resultType`, `tools`, `ttlMs`,
+    `cacheScope`) inside the site; `""` turns it off. Invalid tools and tools without an object input
+    schema are left out, each with a `mcp-omitted` warning in the catalog."""
 
     llms_file = _Rule[str]("llms_file")
     """Path of the llms.txt index (title, summary, one link per tool) inside the site; `""` turns

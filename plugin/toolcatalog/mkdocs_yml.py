@@ -100,10 +100,13 @@ def plugin_options(config_file: Path, required: bool = False) -> Project:
         options = Options.from_mapping(raw)
     except OptionsError as exc:
         raise ConfigFileError(f"{config_file}: {exc}") from None
-    site = Site(url=_text(data.get("site_url")) or None, name=_text(data.get("site_name")), description=_text(data.get("site_description")))
     theme = data.get("theme")
     custom_dir = _text(theme.get("custom_dir")) if isinstance(theme, dict) else ""
     repo_url = _text(data.get("repo_url")) or None
+    site = Site(
+        url=_text(data.get("site_url")) or None, name=_text(data.get("site_name")),
+        description=_text(data.get("site_description")), repo_url=repo_url,
+    )
     return Project(
         options, skip, data.get("use_directory_urls") is not False, site, docs_dir, warnings,
         repo_url, _edit_uri(repo_url, data.get("edit_uri")), base / custom_dir if custom_dir else None,

@@ -344,6 +344,7 @@ class Tool:
     capability_help: dict[str, str] = field(default_factory=dict)  # `<cli> <capability> --help` text
     status: Status = Status.NOT_RUN
     status_detail: str = ""  # why, for statuses other than passed/failed
+    processes: int = 0  # processes started to produce its results (cached results keep their count)
     # Where the tool lives in a site, decided once per build by `placement.place`:
     page: str = ""  # source path of its page, e.g. "tools/text.echo.md"
     url: str = ""  # the page's URL relative to the site root, e.g. "tools/text.echo/"

@@ -22,7 +22,7 @@ from .model import Status
 
 DEFAULT_MAX_MANIFEST_BYTES = 1024 * 1024
 MIN_MANIFEST_BYTES = 1024
-CATALOG_SCHEMA_SITE_PATH = "schemas/catalog-v1.schema.json"  # published beside the catalog
+CATALOG_SCHEMA_SITE_PATH = "schemas/catalog-v2.schema.json"  # published beside the catalog
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 

@@ -77,7 +77,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
     def on_files(self, files: Files, config: MkDocsConfig) -> Files | None:
         if not self.config.enabled or self.options is None or self.workspace is None:
             return None
-        site = Site(url=config.site_url, name=config.site_name, description=config.site_description or "")
+        site = Site(url=config.site_url, name=config.site_name, description=config.site_description or "", repo_url=config.repo_url)
         user_pages = [f.src_uri for f in files.documentation_pages()]
         try:
             build = pipeline.prepare(

@@ -1,12 +1,18 @@
-"""MCP hints from what a contract says about side effects.
+"""MCP hints from what a contract says about side effects, each with the fields it follows from.
 
 Read-only-ness itself is `Effects.read_only` (model.py), which the badges, the
 index filters and the catalog use too, so none of them can disagree.
+
+Hosts that review tools ask for the readOnly, destructive and openWorld hints with a written
+justification, so every hint here carries one (`Hint.fields`, `Hint.reason`): the catalog and
+mcp-tools.json publish it beside the hint. A hint the contract does not support is absent, which
+means unknown (MCP clients then assume the worst: not read-only, destructive, open world).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from .model import Effects
 
@@ -15,28 +21,99 @@ _DELETE_WORDS = re.compile(
     r"(?<![a-z])(delete|deletes|remove|removes|destroy|destroys|drop|drops|purge|purges|wipe|wipes|erase|erases|truncate|truncates)(?![a-z])",
     re.I,
 )
+EXTERNAL_RISK = 2  # AIP-14 risk levels: 0 read-only, 1 scoped writes, 2 external side effects, 3 irreversible
+IRREVERSIBLE_RISK = 3
+
+
+@dataclass(frozen=True)
+class Hint:
+    """One MCP ToolAnnotations hint and why: the contract fields it follows from, as the manifest
+    names them (`mutates`, `risk_level`, `idempotent`, `requires.network`, ...), and a sentence."""
+
+    value: bool
+    fields: tuple[str, ...]
+    reason: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {"value": self.value, "fields": list(self.fields), "reason": self.reason}
+
+
+def _code(value: object) -> str:
+    text = str(value).replace("`", "'")
+    return f"`{text[:120]}`"
+
+
+def hints(effects: Effects) -> dict[str, Hint]:
+    """The hints the contract supports, in MCP's order. Absent means unknown, never a guess.
+
+    - `readOnlyHint`: `Effects.read_only` when it is known.
+    - `destructiveHint`: false for a read-only tool (it changes nothing); true for risk level 3,
+      a mutation whose words say it deletes (`delete`, `remove`, `drop`, `purge`, `wipe`, ...),
+      or any other declared change, since no contract field promises "additive only" (MCP's
+      reading of `false`).
+    - `idempotentHint`: the contract's `idempotent`, when it has one.
+    - `openWorldHint`: true when network access is declared (a `network` requirement or a
+      `network:` mutation) or the risk level is 2 (external side effects); false when the contract
+      declares its requirements and mutations (AIP-14) and none of them is the network, a secret
+      or another tool, and its risk level is not 2; otherwise unknown.
+    """
+    out: dict[str, Hint] = {}
+    mutates = effects.mutates
+    risk = effects.risk_level if isinstance(effects.risk_level, int) and not isinstance(effects.risk_level, bool) else None
+    declared = [m for m in mutates or [] if isinstance(m, str)]
+    network_mutations = [m for m in declared if m.startswith("network:")]
+    network_requires = [r.name for r in effects.requires if r.kind == "network"]
+    reaches_out = [r.name for r in effects.requires if r.kind in ("secret", "tool")]  # an API key, another tool: unknown
+    deleting = [m for m in declared if _DELETE_WORDS.search(m)]
+
+    read_only = effects.read_only
+    if read_only is True:
+        fields = ("mutates",) + (("risk_level",) if risk is not None else ())
+        risk_text = f" and risk level {risk}" if risk is not None else " and no risk level"
+        out["readOnlyHint"] = Hint(True, fields, f"the contract declares no mutation (`mutates: []`){risk_text}")
+        out["destructiveHint"] = Hint(False, fields, "a read-only tool changes nothing, so it destroys nothing")
+    elif read_only is False:
+        fields, parts = [], []
+        if declared:
+            fields.append("mutates")
+            parts.append(f"it mutates {', '.join(_code(m) for m in declared[:5])}{' and more' if len(declared) > 5 else ''}")
+        if risk is not None and risk >= 1:
+            fields.append("risk_level")
+            parts.append(f"its risk level is {risk}")
+        out["readOnlyHint"] = Hint(False, tuple(fields), "the contract says " + " and ".join(parts))
+        if risk == IRREVERSIBLE_RISK:
+            out["destructiveHint"] = Hint(True, ("risk_level",), "risk level 3 means irreversible changes")
+        elif deleting:
+            out["destructiveHint"] = Hint(True, ("mutates",), f"the mutation {_code(deleting[0])} says it deletes")
+        else:
+            out["destructiveHint"] = Hint(
+                True, tuple(fields),
+                "the contract declares changes and no field of it promises they are only additive (MCP's default)",
+            )
+
+    if isinstance(effects.idempotent, bool):
+        out["idempotentHint"] = Hint(effects.idempotent, ("idempotent",), f"the contract says `idempotent: {str(effects.idempotent).lower()}`")
+
+    if network_requires or network_mutations:
+        fields, parts = [], []
+        if network_requires:
+            fields.append("requires.network")
+            parts.append(f"it requires network access to {', '.join(_code(n) for n in network_requires[:5])}")
+        if network_mutations:
+            fields.append("mutates")
+            parts.append(f"it mutates {_code(network_mutations[0])}")
+        out["openWorldHint"] = Hint(True, tuple(fields), "the contract says " + " and ".join(parts))
+    elif risk == EXTERNAL_RISK:
+        out["openWorldHint"] = Hint(True, ("risk_level",), "risk level 2 means side effects outside the tool's own scope")
+    elif mutates is not None and not reaches_out:
+        out["openWorldHint"] = Hint(
+            False, ("requires", "mutates") + (("risk_level",) if risk is not None else ()),
+            "the contract names no network access, secret or other tool in `requires` and no `network:` mutation"
+            + (", and its risk level is not 2" if risk is not None else ""),
+        )
+    return out
 
 
 def annotations(effects: Effects) -> dict[str, bool]:
-    """MCP ToolAnnotations hints the contract supports. Absent means unknown, never a guess.
-
-    - `readOnlyHint`: `Effects.read_only` (no mutation and risk level 0) when it is known.
-    - `destructiveHint`: true for risk level 3 or a mutation whose words say it deletes
-      (`delete`, `remove`, `drop`, `purge`, `wipe`, ...); never stated false, since no
-      contract field promises "additive only" (MCP's default is true anyway).
-    - `idempotentHint`: the contract's `idempotent`, when it has one.
-    - `openWorldHint`: true when network access is declared (a `network` requirement or a
-      `network:` mutation); never stated false.
-    """
-    hints: dict[str, bool] = {}
-    mutates = effects.mutates or []
-    verdict = effects.read_only
-    if verdict is not None:
-        hints["readOnlyHint"] = verdict
-    if effects.risk_level == 3 or any(_DELETE_WORDS.search(m) for m in mutates):
-        hints["destructiveHint"] = True
-    if isinstance(effects.idempotent, bool):
-        hints["idempotentHint"] = effects.idempotent
-    if any(r.kind == "network" for r in effects.requires) or any(m.startswith("network:") for m in mutates):
-        hints["openWorldHint"] = True
-    return hints
+    """MCP ToolAnnotations hints the contract supports (`hints` without the reasons)."""
+    return {name: hint.value for name, hint in hints(effects).items()}

@@ -34,6 +34,7 @@ def apply(tool: Tool, outcome: Outcome) -> None:
     """Put an outcome (fresh or cached) on the model."""
     tool.status = Status.INVALID if not tool.valid else Status(outcome["status"])
     tool.status_detail = outcome.get("status_detail", "")
+    tool.processes = int(outcome.get("processes", 0))
     for example, result in zip(tool.examples, outcome.get("examples", [])):
         example.status = ExampleStatus(result["status"])
         example.detail = result.get("detail", "")

@@ -4,11 +4,12 @@
 
 - `catalog_file` (default `catalog.json`): the catalog document (`catalog_json`), validated
   against the shipped `schemas/catalog.schema.json`, which is published beside it as
-  `schemas/catalog-v1.schema.json`.
+  `schemas/catalog-v2.schema.json`, and digested (`integrity`).
 - `tool_json_dir` (default `tools`): one `<slug>.json` per tool (the tool's catalog entry plus a
   `$schema` pointing at `#/$defs/tool`), at `tool.json_path` (see `placement`).
-- `mcp_file` (default `mcp-tools.json`): an MCP `tools/list` result (`mcp`).
-- `llms_file` (default `llms.txt`): the llms.txt index of the tools (`llms`).
+- `mcp_file` (default `mcp-tools.json`): an MCP `tools/list` result (`mcp`), whose tools repeat
+  their catalog entry's verification, provenance and digest.
+- `llms_file` (default `llms.txt`): the llms.txt index of the tools (`llms`), with the digests.
 
 An empty string turns an output off. Nothing here reads the clock (except SOURCE_DATE_EPOCH,
 when set), the machine's paths, or the order files were found in, so the same sources give the
@@ -23,7 +24,7 @@ from pathlib import Path
 from ..files import write_atomic
 from ..model import Catalog
 from ..options import Options, OptionsError, output_paths
-from . import catalog_json, llms, mcp
+from . import catalog_json, integrity, llms, mcp
 from .site import Site, reference
 
 __all__ = ["ExportError", "Site", "catalog_document", "render", "write"]
@@ -33,12 +34,19 @@ class ExportError(Exception):
     """An output cannot be produced: a bad SOURCE_DATE_EPOCH, or (a bug) an output that breaks its own schema."""
 
 
+def _mcp_plan(catalog: Catalog, options: Options) -> mcp.McpPlan | None:
+    paths = output_paths(options)
+    if paths.mcp is None:
+        return None
+    return mcp.plan(catalog, posixpath.basename(paths.mcp), options.mcp_exclude)
+
+
 def catalog_document(catalog: Catalog, options: Options | None = None, site: Site | None = None) -> dict:
     """The catalog document exactly as `render` publishes it (with the MCP list's omissions when
     that output is on). Raises ExportError."""
     options = options or Options()
-    paths = output_paths(options)
-    omitted = mcp.plan(catalog, posixpath.basename(paths.mcp)).diagnostics if paths.mcp is not None else None
+    mcp_plan = _mcp_plan(catalog, options)
+    omitted = mcp_plan.diagnostics if mcp_plan else None
     try:
         return catalog_json.document(catalog, options, site or Site(), omitted)
     except catalog_json.CatalogError as exc:
@@ -59,10 +67,17 @@ def render(catalog: Catalog, options: Options | None = None, site: Site | None =
             raise ExportError(f"{what} would overwrite {path!r}, another output; change `tool_json_dir` or the file options")
         files[path] = text
 
-    mcp_plan = mcp.plan(catalog, posixpath.basename(paths.mcp)) if paths.mcp is not None else None
+    mcp_plan = _mcp_plan(catalog, options)
     try:
         document = catalog_json.document(catalog, options, site, mcp_plan.diagnostics if mcp_plan else None)
-        mcp_document = mcp.document(mcp_plan, site) if mcp_plan else None
+        entries = {(t["id"], t["source"]): t for t in document["tools"]}
+        mcp_document = None
+        if mcp_plan is not None and paths.mcp is not None:
+            mcp_document = mcp.document(
+                mcp_plan, site, ttl_ms=options.mcp_ttl_ms, cache_scope=options.mcp_cache_scope, entries=entries,
+                catalog_link=reference(site, paths.catalog, paths.mcp) if paths.catalog else None,
+                catalog_digest=document[integrity.CATALOG_FIELD] if paths.catalog else None,
+            )
     except (catalog_json.CatalogError, mcp.McpShapeError) as exc:
         raise ExportError(f"internal error, please report it: {exc}") from None
     except OptionsError as exc:  # SOURCE_DATE_EPOCH
@@ -72,7 +87,6 @@ def render(catalog: Catalog, options: Options | None = None, site: Site | None =
     if paths.schema is not None:
         add(paths.schema, catalog_json.schema_text(), "the catalog schema")
     if paths.tool_json_dir is not None:
-        entries = {(t["id"], t["source"]): t for t in document["tools"]}
         for tool in sorted(catalog.tools, key=lambda t: t.json_path or ""):
             if tool.json_path is None:
                 raise ExportError("internal error, please report it: a tool was not placed before its JSON was written")
@@ -81,7 +95,7 @@ def render(catalog: Catalog, options: Options | None = None, site: Site | None =
     if mcp_document is not None and paths.mcp is not None:
         add(paths.mcp, catalog_json.dumps(mcp_document), "the MCP tool list")
     if paths.llms is not None:
-        add(paths.llms, llms.llms_txt(catalog, options, site), "llms.txt")
+        add(paths.llms, llms.llms_txt(catalog, options, site, document), "llms.txt")
     return files
 
 

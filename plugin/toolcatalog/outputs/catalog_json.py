@@ -4,6 +4,11 @@
 `tools/<slug>.json`), `document` assembles the whole catalog, `validate` checks
 it against the shipped `schemas/catalog.schema.json`, and `dumps` gives the bytes.
 
+Each entry carries what the build verified (`verification`), where its manifest
+came from (`provenance`) and its own digest (`entry_digest`); the document
+carries the runner's identity (`runner`) and its digest (`catalog_digest`), see
+`integrity`.
+
 The catalog holds no timestamps (unless SOURCE_DATE_EPOCH asks for one),
 durations or absolute paths, so the same sources always give the same bytes,
 whether the run results came from the cache or a fresh run.
@@ -24,13 +29,18 @@ from .._version import __version__
 from ..files import file_digest
 from ..model import Catalog, Diagnostic, Driver, Example, Run, Status, Tool
 from ..options import CATALOG_SCHEMA_SITE_PATH, Options, output_paths
-from ..safety import annotations
+from ..safety import hints
+from . import integrity
+from .provenance import Origin, runner
 from .site import Site, generated_at, reference
+from .verification import verification
 
-CATALOG_VERSION = 1
+CATALOG_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # what `toolcatalog diff` reads
 GENERATOR = {"name": "mkdocs-toolcatalog", "version": __version__}
 SCHEMA_RESOURCE = "catalog.schema.json"  # in toolcatalog/schemas/
 SCHEMA_SITE_PATH = CATALOG_SCHEMA_SITE_PATH
+_DOUBLE_MAX = int(1.7976931348623157e308)  # the largest finite double, as an integer
 
 
 class CatalogError(Exception):
@@ -38,9 +48,12 @@ class CatalogError(Exception):
 
 
 # -- entries -------------------------------------------------------------------------------------
-def tool_entry(tool: Tool, site: Site | None = None) -> dict[str, Any]:
-    """One tool's full catalog entry (plain JSON values; not yet path-scrubbed)."""
+def tool_entry(tool: Tool, site: Site | None = None, origin: Origin | None = None) -> dict[str, Any]:
+    """One tool's full catalog entry (plain JSON values; not yet path-scrubbed, no digest yet).
+    `origin`: the workspace's repository and checkout (none: provenance names only the path)."""
     site = site or Site()
+    origin = origin or Origin(tool.abs_path.parent)
+    derived = hints(tool.effects)
     return {
         "id": tool.id,
         "name": tool.name,
@@ -59,7 +72,10 @@ def tool_entry(tool: Tool, site: Site | None = None) -> dict[str, Any]:
         "kind": tool.kind,
         "platforms": list(tool.platforms),
         "tags": list(tool.tags),
-        "annotations": annotations(tool.effects),
+        "annotations": {name: hint.value for name, hint in derived.items()},
+        "annotation_reasons": {name: {"fields": list(hint.fields), "reason": hint.reason} for name, hint in derived.items()},
+        "verification": verification(tool, site),
+        "provenance": origin.of_manifest(tool.source),
         "diagnostics": [d.as_dict() for d in sorted_diagnostics(tool.diagnostics)],
         "inputs": tool.inputs,
         "outputs": tool.outputs,
@@ -171,11 +187,14 @@ def scrubber(root: Path) -> Any:
 
 
 def clean(value: Any, scrub: Any = None) -> Any:
-    """`value` as strict JSON: `scrub` applied to every string, NaN and infinities made null."""
+    """`value` as strict JSON: `scrub` applied to every string; NaN, infinities and integers too
+    large for a double (beyond about 1.8e308, which a JSON reader would make infinite) made null."""
     if isinstance(value, str):
         return scrub(value) if scrub else value
     if isinstance(value, float):
         return value if math.isfinite(value) else None
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _DOUBLE_MAX:
+        return None
     if isinstance(value, dict):
         return {(scrub(k) if scrub and isinstance(k, str) else k): clean(v, scrub) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -195,8 +214,9 @@ def validate(document: Any, where: str = "catalog") -> None:
 def validate_tool(entry: Any, where: str = "tool file") -> None:
     """Raise CatalogError when `entry` is not a valid `$defs/tool` of the catalog schema."""
     wrapper = {
-        "$schema": "x", "version": CATALOG_VERSION, "generator": dict(GENERATOR), "tools": [entry], "diagnostics": [],
-        "counts": {"tools": 1, "invalid": 0, "by_status": {s: 0 for s in Status.values()}},
+        "$schema": "x", "version": CATALOG_VERSION, "generator": dict(GENERATOR), "runner": runner(), "tools": [entry],
+        "diagnostics": [], "counts": {"tools": 1, "invalid": 0, "by_status": {s: 0 for s in Status.values()}},
+        "catalog_digest": integrity.PREFIX + "0" * 64,
     }
     validate(wrapper, where)
 
@@ -236,18 +256,27 @@ def document(catalog: Catalog, options: Options | None = None, site: Site | None
     site = site or Site()
     paths = output_paths(options)
     scrub = scrubber(catalog.root)
+    origin = Origin.of(catalog.root, site)
     tools = sorted(catalog.tools, key=lambda t: (t.id, t.source))
     diagnostics = [*catalog.diagnostics, *(extra_diagnostics or [])]
+    entries = [_scrub_entry(tool_entry(t, site, origin), scrub) for t in tools]
     document: dict[str, Any] = {
         "$schema": reference(site, SCHEMA_SITE_PATH, paths.catalog or "catalog.json"),
         "version": CATALOG_VERSION,
         "generator": dict(GENERATOR),
+        "runner": runner(),
         "counts": status_counts(tools),
-        "tools": [_scrub_entry(tool_entry(t, site), scrub) for t in tools],
+        "tools": entries,
         "diagnostics": clean([d.as_dict() for d in sorted_diagnostics(diagnostics)], scrub),
     }
     stamp = generated_at()
     if stamp is not None:
         document["generated_at"] = stamp
+    try:
+        for entry in entries:
+            entry[integrity.ENTRY_FIELD] = integrity.entry_digest(entry)
+        document[integrity.CATALOG_FIELD] = integrity.catalog_digest(document)
+    except integrity.DigestError as exc:
+        raise CatalogError(f"the catalog cannot be digested: {exc}") from None
     validate(document)
     return document

@@ -1,11 +1,18 @@
-"""`llms.txt`: the llms.txt convention's index of the tools, with links to their pages and JSON."""
+"""`llms.txt`: the llms.txt convention's index of the tools, with links to their pages and JSON.
+
+With the catalog document at hand it also publishes the digests (`integrity`): the catalog's on
+a `Catalog digest:` line, and each tool's entry digest at the end of its list item, so an agent
+that reads only llms.txt can still check what it fetches (`toolcatalog verify` does it).
+"""
 
 from __future__ import annotations
 
 import posixpath
+from typing import Any
 
 from ..model import Catalog, Status, Tool
 from ..options import CATALOG_SCHEMA_SITE_PATH, Options, output_paths
+from . import integrity
 from .site import Site, reference
 
 SUMMARY_LIMIT = 240
@@ -29,8 +36,9 @@ def one_line(text: str, limit: int = SUMMARY_LIMIT) -> str:
     return cut.rstrip(" ,;:.") + "…"
 
 
-def llms_txt(catalog: Catalog, options: Options, site: Site) -> str:
-    """The llms.txt convention: `# Title`, `> summary`, details, then `## Tools` link lists."""
+def llms_txt(catalog: Catalog, options: Options, site: Site, document: dict[str, Any] | None = None) -> str:
+    """The llms.txt convention: `# Title`, `> summary`, details, then `## Tools` link lists.
+    `document`: the catalog document (`catalog_json.document`), for the digests."""
     plan = output_paths(options)
     here = plan.llms or "llms.txt"
     has_json = plan.tool_json_dir is not None
@@ -57,6 +65,15 @@ def llms_txt(catalog: Catalog, options: Options, site: Site) -> str:
         machine.append(f"[{_md_text(posixpath.basename(plan.mcp))}]({_md_url(reference(site, plan.mcp, here))}) (an MCP `tools/list` result)")
     if machine:
         lines += ["", "Machine-readable: " + ", ".join(machine) + "."]
+    digests: dict[tuple[str, str], str] = {}
+    if document is not None and (plan.catalog or has_json):
+        digests = {(t["id"], t["source"]): t[integrity.ENTRY_FIELD] for t in document["tools"]}
+        what = "each tool's entry digest ends its line"
+        if plan.catalog:
+            lines += ["", f"Catalog digest: `{document[integrity.CATALOG_FIELD]}` (SHA-256 of the catalog's RFC 8785 canonical JSON; "
+                      f"{what}; `toolcatalog verify` checks them)."]
+        else:
+            lines += ["", f"Digests: {what} (SHA-256 of the entry's RFC 8785 canonical JSON; `toolcatalog verify` checks them)."]
 
     def item(tool: Tool, note: str) -> str:
         text = f"- [{_md_text(tool.name or tool.id)}]({_md_url(reference(site, tool.url, here))})"
@@ -64,8 +81,12 @@ def llms_txt(catalog: Catalog, options: Options, site: Site) -> str:
         if description:
             text += f": {_md_text(description)}"
         extra = [f"`{tool.id}`" if "`" not in tool.id else _md_text(tool.id), tool.format, note]
-        link = f"[JSON]({_md_url(reference(site, tool.json_path, here))})" if tool.json_path else ""
-        return text + " (" + ", ".join(x for x in extra if x) + (f"; {link}" if link else "") + ")"
+        after = [f"[JSON]({_md_url(reference(site, tool.json_path, here))})" if tool.json_path else ""]
+        digest = digests.get((tool.id, tool.source))
+        if digest:
+            after.append(f"`{digest}`")
+        tail = ", ".join(x for x in after if x)
+        return text + " (" + ", ".join(x for x in extra if x) + (f"; {tail}" if tail else "") + ")"
 
     lines += ["", "## Tools", ""]
     lines += [item(t, t.status.value) for t in valid] or ["No valid tools."]

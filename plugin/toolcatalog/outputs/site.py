@@ -13,11 +13,13 @@ from ..options import OptionsError
 
 @dataclass
 class Site:
-    """What the outputs need to know about the site: MkDocs' `site_url`, `site_name`, `site_description`."""
+    """What the outputs need to know about the site: MkDocs' `site_url`, `site_name`, `site_description`
+    and `repo_url` (the repository the sources come from; provenance names it)."""
 
     url: str | None = None
     name: str = ""
     description: str = ""
+    repo_url: str | None = None
 
     def __post_init__(self) -> None:
         url = (self.url or "").strip()
@@ -31,6 +33,7 @@ class Site:
         self.url = url or None
         self.name = (self.name or "").strip()
         self.description = (self.description or "").strip()
+        self.repo_url = (self.repo_url or "").strip() or None
 
     def link(self, path: str) -> str:
         """A site path as the catalog states it: absolute with a site_url, else as it is."""

@@ -1,0 +1,47 @@
+"""What the build verified about a tool, in one object agents can filter on.
+
+The same object appears in catalog.json, in each per-tool JSON file and in mcp-tools.json
+(`_meta["toolcatalog/verification"]`):
+
+- `status`: the tool's verdict (the catalog's `status`).
+- `examples`, `checks`: how many passed, failed and did not run (`total` = the sum). A run that
+  ended in an error counts as failed; skipped and not-run ones count as not run. Never a pass
+  for something that did not run.
+- `processes`: how many processes ran to produce these results (0: nothing ran).
+- `sandboxed`: whether those processes ran in a sandbox: `false` while this version runs every
+  process as the build's user, `null` when nothing ran.
+- `observed_effects`: what the runs were seen to do (files, network, programs); `null` when not
+  observed. This version observes nothing yet, so it is always null.
+- `page`: the tool's page, which shows the evidence (every example's input, expected and actual
+  output, and every check).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from ..model import Tool
+from .site import Site
+
+PASSED = frozenset({"passed", "pass"})
+FAILED = frozenset({"failed", "fail", "error"})
+
+
+def counts(statuses: Iterable[str]) -> dict[str, int]:
+    values = [str(s) for s in statuses]
+    passed = sum(v in PASSED for v in values)
+    failed = sum(v in FAILED for v in values)
+    return {"total": len(values), "passed": passed, "failed": failed, "not_run": len(values) - passed - failed}
+
+
+def verification(tool: Tool, site: Site) -> dict[str, Any]:
+    ran = tool.processes > 0
+    return {
+        "status": tool.status.value,
+        "examples": counts(e.status.value for e in tool.examples),
+        "checks": counts(c.status.value for c in tool.checks),
+        "processes": tool.processes,
+        "sandboxed": False if ran else None,
+        "observed_effects": None,
+        "page": site.link(tool.url),
+    }
