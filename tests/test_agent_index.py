@@ -2,9 +2,9 @@
 in every file for agents, digests and `toolcatalog verify`, and an agent-side script that uses
 only documented fields.
 
-Sites are real MkDocs builds or real `toolcatalog export` runs in temporary folders; git
-checkouts are made with the real `git`; the agent script runs as its own process with no
-site-packages at all.
+Sites are real MkDocs builds or real `toolcatalog` runs (in this process, see sitebuild.py) in
+temporary folders; git checkouts are made with the real `git`; the agent script runs as its own
+process with no site-packages at all, calling the `toolcatalog` command as a process.
 """
 
 from __future__ import annotations
@@ -23,11 +23,10 @@ import pytest
 import rfc8785
 
 from mcprevision import LIST_TOOLS_RESULT, VENDOR, validate_tools_list
-from sitebuild import REPO, build, mkdocs_project, workspace_all_formats, write
+from sitebuild import REPO, build, mkdocs_project, toolcatalog, workspace_all_formats, write
 from toolcatalog import catalogdiff, checkout
 from toolcatalog.outputs import integrity
 
-TOOLCATALOG = [sys.executable, "-m", "toolcatalog.cli"]
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(GIT is None, reason="needs git")
 
@@ -60,10 +59,6 @@ print(json.dumps({"sum": 5}))
 
 def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*args], cwd=cwd, capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
-
-
-def toolcatalog(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return run(*TOOLCATALOG, *args, cwd=cwd)
 
 
 def git(*args: str, cwd: Path) -> str:
