@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
@@ -98,6 +99,21 @@ def test_strict_build_fails_on_an_invalid_manifest(tmp_path: Path) -> None:
     assert [(d["line"], d["path"], d["code"]) for d in errors] == [(2, ".agent/tools/broken/TOOL.md", "name")]
     page = (tmp_path / "site" / broken["url"] / "index.html").read_text()
     assert "Invalid manifest." in page and "must be lowercase" in page
+
+
+def test_builds_in_this_process_count_only_their_own_warnings(tmp_path: Path) -> None:
+    # sitebuild.build runs MkDocs in the test process: --strict must see each build's warnings alone,
+    # and the `mkdocs` logger must be left as it was found.
+    handlers = list(logging.getLogger("mkdocs").handlers)
+    write(tmp_path / "broken/.agent/tools/broken/TOOL.md", "---\nname: Broken Name\ndescription: x\ninputs: {}\noutputs: {}\n---\n")
+    mkdocs_project(tmp_path / "broken")
+    failed = build(tmp_path / "broken", "--strict", check=False)
+    assert failed.returncode == 1 and "Aborted with 1 warnings in strict mode!" in failed.stdout
+    mkdocs_project(workspace_all_formats(tmp_path / "clean"))
+    assert build(tmp_path / "clean", "--strict").returncode == 0
+    quiet = build(tmp_path / "broken", "--strict", "-q", check=False)  # as `mkdocs -q`: warnings are not even logged
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert logging.getLogger("mkdocs").handlers == handlers
 
 
 def test_warnings_alone_do_not_fail_strict(tmp_path: Path) -> None:
