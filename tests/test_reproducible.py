@@ -7,6 +7,7 @@ build date MkDocs writes into the sitemap (and its gzip header), as reproducible
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -60,6 +61,7 @@ def test_cold_then_warm_build_gives_the_same_bytes_in_every_file(tmp_path: Path)
     write(tmp_path / ".agent/tools/unsorted-keys/TOOL.md", UNSORTED_TOOL)
     write(tmp_path / ".agent/tools/unsorted-keys/linux.py", UNSORTED_PY)
     mkdocs_project(tmp_path, plugins=["search", {"toolcatalog": {}}], repo_url="https://example.org/team/tools")
+    commit = _commit_all(tmp_path)  # provenance names the commit, when git is there to make one
     cold = build(tmp_path)
     assert any((tmp_path / ".cache/plugin/toolcatalog").rglob("*.json")), "the cold build cached its results"
     warm = build(tmp_path)
@@ -74,6 +76,11 @@ def test_cold_then_warm_build_gives_the_same_bytes_in_every_file(tmp_path: Path)
     assert page.index("yak") < page.index("ant")
     for name in ("search/search_index.json", "catalog.json", "mcp-tools.json", "llms.txt", "tools/unsorted-keys.json", "sitemap.xml.gz"):
         assert name in cold, name
+    # Provenance and the runner's identity are in the bytes compared above.
+    catalog = json.loads(cold["catalog.json"])
+    assert catalog["runner"]["python"] and catalog["catalog_digest"].startswith("sha256:")
+    for tool in catalog["tools"]:
+        assert tool["provenance"] == {"repository": "https://example.org/team/tools", "commit": commit, "path": tool["source"]}
 
     # And a second cold build (cache removed) gives the same bytes again, except the durations pages show.
     shutil.rmtree(tmp_path / ".cache")
@@ -81,3 +88,15 @@ def test_cold_then_warm_build_gives_the_same_bytes_in_every_file(tmp_path: Path)
     for path in cold:
         if not path.endswith(".html") and path != "search/search_index.json":
             assert again[path] == cold[path], path
+
+
+def _commit_all(root: Path) -> str | None:
+    git = shutil.which("git")
+    if git is None:
+        return None
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull, "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+    write(root / ".gitignore", "site/\n.cache/\n")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "tools"]):
+        subprocess.run([git, *args], cwd=root, env=env, check=True, capture_output=True, timeout=60)
+    return subprocess.run([git, "rev-parse", "HEAD"], cwd=root, env=env, check=True, capture_output=True, text=True, timeout=60).stdout.strip()
