@@ -4,9 +4,9 @@ The same object appears in catalog.json, in each per-tool JSON file and in mcp-t
 (`_meta["toolcatalog/verification"]`):
 
 - `status`: the tool's verdict (the catalog's `status`).
-- `examples`, `checks`: how many passed, failed and did not run (`total` = the sum). A run that
-  ended in an error counts as failed; skipped and not-run ones count as not run. Never a pass
-  for something that did not run.
+- `examples`, `checks`: how many passed, failed and did not run (`total` = the sum). Skipped
+  and not-run ones count as not run, and so do those whose checking crashed (`error`: no verdict
+  was reached, and the tool's own status says so). Never a pass for something that did not run.
 - `processes`: how many processes ran to produce these results (0: nothing ran).
 - `sandboxed`: whether those processes ran in a sandbox: `false` while this version runs every
   process as the build's user, `null` when nothing ran.
@@ -24,7 +24,7 @@ from ..model import Tool
 from .site import Site
 
 PASSED = frozenset({"passed", "pass"})
-FAILED = frozenset({"failed", "fail", "error"})
+FAILED = frozenset({"failed", "fail"})
 
 
 def counts(statuses: Iterable[str]) -> dict[str, int]:
