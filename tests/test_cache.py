@@ -141,7 +141,9 @@ def test_a_cached_result_from_another_checkout_carries_none_of_its_paths(tmp_pat
     options = dict(cache=True, cache_dir=str(tmp_path / "shared-cache"))
     one, stats = run_check(first, **options)
     assert stats.processes > 0 and tool_of(one, "where").status == "passed", tool_of(one, "where").checks
-    assert str(first) in tool_of(one, "where").capabilities[0].summary  # the raw result names checkout one
+    # The raw result, as cached, names checkout one; the model sees it scrubbed.
+    assert any(str(first) in p.read_text() for p in (tmp_path / "shared-cache").rglob("*.json"))
+    assert tool_of(one, "where").capabilities[0].summary == "Runs in dists/where."
 
     second = tmp_path / "checkout-two"
     shutil.copytree(first, second, symlinks=True)
@@ -165,7 +167,7 @@ PLANTED = {
     "unknown tool status": lambda o: {**o, "status": "bogus"},
     "exit code as text": lambda o: {**o, "examples": [{**e, "runs": [{**r, "exit_code": "zero"} for r in e["runs"]]} for e in o["examples"]]},
     "exit code as a bool": lambda o: {**o, "examples": [{**e, "runs": [{**r, "exit_code": True} for r in e["runs"]]} for e in o["examples"]]},
-    "example status skipped": lambda o: {**o, "examples": [{**e, "status": "skipped"} for e in o["examples"]]},
+    "example status not-run": lambda o: {**o, "examples": [{**e, "status": "not-run"} for e in o["examples"]]},
     "run status unknown": lambda o: {**o, "examples": [{**e, "runs": [{**r, "status": "ok"} for r in e["runs"]]} for e in o["examples"]]},
     "status detail not text": lambda o: {**o, "status_detail": 5},
     "processes as a bool": lambda o: {**o, "processes": True},

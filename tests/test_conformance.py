@@ -50,7 +50,9 @@ from toolcatalog.cli import main as cli_main
 from toolcatalog.conformance import engine, job, mcp_stdio, smarttool
 from toolcatalog.conformance.job import Job
 from toolcatalog.model import Tool
+from toolcatalog.formats.smarttool import RUNTIME_RULES as ALL_RUNTIME_RULES, STATIC_RULE_IDS, STATIC_RULES
 from toolcatalog.options import Options
+from toolcatalog.scrub import scrubber
 
 pytestmark = pytest.mark.skipif(os.name != "posix" or not Path("/proc/self/stat").exists(), reason="POSIX process groups and /proc")
 
@@ -116,10 +118,11 @@ def test_speccify_picks_the_first_sorted_implementation_and_runs_it_in_the_tool_
     tool = tool_of(catalog, "picker")
     assert tool.implementations[:2] == [f"{PLATFORM}.py", f"{PLATFORM}.sh"]
     assert tool.status == "passed", (tool.status_detail, [e.detail for e in tool.examples])
-    assert tool.status_detail == f"1 of 1 examples pass ({PLATFORM}.py)"
+    assert tool.status_detail == f"1 passed, 0 failed, 0 skipped ({PLATFORM}.py)"
     run = tool.examples[0].runs[0]
     assert run.actual["exe"] == os.path.abspath(PY)
-    assert os.path.realpath(run.actual["cwd"]) == os.path.realpath(folder)
+    # Results reach the model with this machine's paths made relative to the workspace.
+    assert run.actual["cwd"] == folder.relative_to(tmp_path).as_posix()
     assert run.exit_code == 0 and stats.processes == 1
 
 
@@ -150,7 +153,7 @@ def test_speccify_failure_details(tmp_path: Path) -> None:
     status, text = detail["schema violation"]
     assert status == "failed" and text.startswith("output violates the outputs schema at $.count: ")
     assert detail["crash"] == ("failed", "exit code 3 with empty stdout: boom: it broke")
-    assert tool.status == "failed" and tool.status_detail == f"2 of 7 examples pass ({PLATFORM}.py)"
+    assert tool.status == "failed" and tool.status_detail == f"2 passed, 5 failed, 0 skipped ({PLATFORM}.py)"
     assert stats.processes == 7
     wrong = example_of(tool, "wrong sum").runs[0]
     assert wrong.actual == {"sum": 5} and wrong.exit_code == 0
@@ -277,7 +280,7 @@ def test_environment_is_scrubbed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert "SECRET_TEST_API_KEY" not in env
     assert "TOOLCATALOG_TEST_UNLISTED" not in env
     assert env["TOOLCATALOG_TEST_PASSED"] == "passed-through"
-    assert env["PATH"] == os.environ["PATH"]
+    assert env["PATH"] == scrubber(tmp_path)(os.environ["PATH"])  # the home folder shows as ~
 
 
 # --------------------------------------------------------------------------- AIP-14 + AIP-30 (cli)
@@ -334,13 +337,13 @@ def test_cli_driver_expands_argv_without_a_shell(tmp_path: Path) -> None:
     assert {e.title: e.status for e in tool.examples} == dict.fromkeys(
         ["hostile text", "with suffix", "no expected output", "uses a dropped input"], "passed"
     ), [(e.title, e.detail) for e in tool.examples]
-    assert tool.status == "passed" and tool.status_detail == "4 of 4 examples pass"
+    assert tool.status == "passed" and tool.status_detail == "4 passed, 0 failed, 0 skipped"
     hostile_runs = example_of(tool, "hostile text").runs
     assert [r.driver for r in hostile_runs] == ["args-full", "args-lite"]
     for run in hostile_runs:
         # the envelope {ok: true, value} is unwrapped; the argv element arrived whole and unexpanded
-        assert run.actual["argv"][1] == hostile and "ok" not in run.actual
-        assert os.path.realpath(run.actual["cwd"]) == os.path.realpath(full if run.driver == "args-full" else full.parent / "args-lite")
+        assert run.actual["argv"][1] == scrubber(tmp_path)(hostile) and "ok" not in run.actual
+        assert run.actual["cwd"] == (full if run.driver == "args-full" else full.parent / "args-lite").relative_to(tmp_path).as_posix()
     assert not list(tmp_path.glob("pwned*"))
     dropped = {r.driver: r for r in example_of(tool, "uses a dropped input").runs}
     assert dropped["args-lite"].status == "skipped" and "verbose" in dropped["args-lite"].detail
@@ -438,10 +441,10 @@ def test_tool_is_not_run_when_an_example_only_ran_through_a_narrowing_driver(tmp
     assert tool.drivers[0].valid, tool.drivers[0].diagnostics
     assert example_of(tool, "plain").status == "passed"
     extra = example_of(tool, "uses extra")
-    assert extra.status == "not-run" and extra.detail == "partial-cli: uses input extra, which this driver drops"
+    assert extra.status == "skipped" and extra.detail == "partial-cli: uses input extra, which this driver drops"
     assert [r.status for r in extra.runs] == ["skipped"]
     # passed needs every example to pass through at least one driver; nothing failed, so not-run
-    assert tool.status == "not-run" and tool.status_detail == "1 of 2 examples pass"
+    assert tool.status == "not-run" and tool.status_detail == "1 passed, 0 failed, 1 skipped"
     assert stats.processes == 1
 
 
@@ -462,7 +465,7 @@ def test_mutating_tool_runs_only_when_allowed(tmp_path: Path) -> None:
     catalog, stats = run_check(tmp_path)
     tool = tool_of(catalog, "notes.write")
     assert tool.status == "not-run" and "allow_mutating" in tool.status_detail
-    assert tool.examples[0].status == "not-run" and "allow_mutating" in tool.examples[0].detail
+    assert tool.examples[0].status == "skipped" and "allow_mutating" in tool.examples[0].detail
     assert "allow_mutating" in tool.drivers[0].run_status["notes.write"]
     assert stats.processes == 0 and not side_effect.exists()
 
@@ -494,7 +497,7 @@ def test_drivers_that_cannot_run_say_why(tmp_path: Path) -> None:
     assert mixed.status == "passed" and [r.driver for r in mixed.examples[0].runs] == ["mixed-ok"]
     unrunnable = tool_of(catalog, "demo.unrunnable")
     assert unrunnable.status == "not-run" and "`http` drivers are not run at build time" in unrunnable.status_detail
-    assert unrunnable.examples[0].status == "not-run"
+    assert unrunnable.examples[0].status == "skipped"
     assert stats.processes == 1
 
 
@@ -618,7 +621,7 @@ def test_mcp_error_results_and_non_object_inputs(tmp_path: Path) -> None:
     assert detail["documented rejection"] == ("passed", "")
     assert detail["wrong code"] == ("failed", 'math-err: $.error.code: expected "not_found", got "input_invalid"')
     assert detail["unexpected error"][0] == "failed" and "returned an error" in detail["unexpected error"][1]
-    assert detail["a list"] == ("not-run", "math-err: not run: MCP tool arguments must be an object, and this input is not")
+    assert detail["a list"] == ("skipped", "math-err: not run: MCP tool arguments must be an object, and this input is not")
 
 
 def test_mcp_server_that_never_answers_times_out_and_is_stopped(tmp_path: Path) -> None:
@@ -657,7 +660,7 @@ def test_the_mcp_demo_in_examples_passes() -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     rows = [line.split(None, 3) for line in result.stdout.splitlines()[1:]]
-    assert rows == [["math.add", "aip-14", "passed", "2 of 2 examples pass"]], result.stdout
+    assert rows == [["math.add", "aip-14", "passed", "2 passed, 0 failed, 0 skipped"]], result.stdout
     assert "2 processes started" in result.stderr
 
 
@@ -693,8 +696,8 @@ def test_smart_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert set(smarty.capability_help) == {"stats", "summarize"}
     assert "Deterministic. Help for stats." in smarty.capability_help["stats"]
     assert "Model-backed. Help for summarize." in smarty.capability_help["summarize"]
-    assert all(status in ("pass", "skip") for status in checks_of(smarty).values()), smarty.checks
-    assert RUNTIME_RULES <= {c.id for c in smarty.checks if c.status == "pass"}
+    assert all(status in ("passed", "skipped") for status in checks_of(smarty).values()), smarty.checks
+    assert RUNTIME_RULES <= {c.id for c in smarty.checks if c.status == "passed"}
     entry = catalog_json.tool_entry(smarty)
     assert entry["kind"] == "mixed" and [c["kind"] for c in entry["capabilities"]] == ["deterministic", "model-backed"]
     smoke_env = json.loads(env_out.read_text())
@@ -702,21 +705,24 @@ def test_smart_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert smoke_env["TOOLCATALOG_TEST_PASSED"] == "yes" and "PATH" in smoke_env
 
     quiet = tool_of(catalog, "quiet")
-    assert checks_of(quiet)["help-discloses-model-backed"] == "fail" and quiet.status == "failed"
+    assert checks_of(quiet)["help-discloses-model-backed"] == "failed" and quiet.status == "failed"
 
     crashy = tool_of(catalog, "crashy")
     check = next(c for c in crashy.checks if c.id == "failure-names-remedy")
-    assert check.status == "fail" and "traceback" in check.detail
+    assert check.status == "failed" and "traceback" in check.detail
     assert crashy.status == "failed"
 
     mismatched = tool_of(catalog, "mismatched")
     assert mismatched.status == "invalid"
-    assert checks_of(mismatched)["manifest-version-matches-package"] == "fail"
-    assert {c.id for c in mismatched.checks if c.status == "pass"} >= RUNTIME_RULES  # every runtime rule still ran
+    assert checks_of(mismatched)["manifest-version-matches-package"] == "failed"
+    assert {c.id for c in mismatched.checks if c.status == "passed"} >= RUNTIME_RULES  # every runtime rule still ran
     assert mismatched.kind == "mixed"
 
     loose = tool_of(catalog, "loose")
-    assert loose.status == "not-run" and "smart-tool.json" in loose.status_detail
+    # The kit's verdict on a manifest without a descriptor: descriptor-present and manifest-present
+    # fail; nothing runs, so every runtime rule is skipped with the reason.
+    assert loose.status == "failed" and "descriptor-present" in loose.status_detail
+    assert {checks_of(loose)[rule] for rule in RUNTIME_RULES} == {"skipped"}
 
 
 def test_smart_tool_that_hangs_fails_no_hang(tmp_path: Path) -> None:
@@ -724,9 +730,10 @@ def test_smart_tool_that_hangs_fails_no_hang(tmp_path: Path) -> None:
     catalog, _ = run_check(tmp_path, timeout=5.0)  # the hang costs one timeout, not its 120 s
     tool = tool_of(catalog, "hangs")
     checks = {c.id: c for c in tool.checks}
-    assert checks["no-hang-stdin-closed"].status == "fail" and "-h" in checks["no-hang-stdin-closed"].detail
-    assert checks["help-short-flag"].status == "fail" and "timed out after 5s" in checks["help-short-flag"].detail
-    assert checks["loads-without-provider"].status == "pass"
+    assert checks["no-hang-stdin-closed"].status == "failed" and "-h" in checks["no-hang-stdin-closed"].detail
+    # A call that timed out is no-hang-stdin-closed's failure; its own rule could not be judged.
+    assert checks["help-short-flag"].status == "skipped" and "timed out after 5s" in checks["help-short-flag"].detail
+    assert checks["loads-without-provider"].status == "passed"
     assert tool.status == "failed"
 
 
@@ -738,8 +745,10 @@ def test_a_smart_tool_for_another_platform_is_not_applicable(tmp_path: Path) -> 
     elsewhere = tool_of(catalog, "elsewhere")
     assert elsewhere.status == "not-applicable", elsewhere.status_detail
     assert elsewhere.status_detail == f"platforms {OTHER_PLATFORM} exclude {PLATFORM}"
-    assert {c.id for c in elsewhere.checks} == {rule for rule, _ in smarttool.STATIC_RULES}  # static rules still reported
-    assert all(c.status in ("pass", "skip") for c in elsewhere.checks)
+    # Static rules still reported; every runtime rule is skipped with the reason.
+    assert [c.id for c in elsewhere.checks] == [rule for rule, _ in (*STATIC_RULES, *ALL_RUNTIME_RULES)]
+    assert all(c.status in ("passed", "skipped") for c in elsewhere.checks if c.id in STATIC_RULE_IDS)
+    assert all(c.status == "skipped" and OTHER_PLATFORM in c.detail for c in elsewhere.checks if c.id not in STATIC_RULE_IDS)
     assert tool_of(catalog, "here").status == "passed"
     assert stats.processes == len(calls.read_text().splitlines())  # only `here` started anything
     entry = json.loads(catalog_text(catalog))
@@ -757,7 +766,7 @@ def test_capability_help_calls_are_capped(tmp_path: Path) -> None:
     assert len(capability_helps) == smarttool.MAX_CAPABILITY_HELP == 50
     assert [c[0] for c in capability_helps] == [f"cap-{i}" for i in range(50)]
     check = next(c for c in tool.checks if c.id == "capability-help")
-    assert check.status == "pass"
+    assert check.status == "passed"
     assert "10 more capabilities not checked (only the first 50 get a `--help` call): `cap-50`, `cap-51`" in check.detail
     assert tool.status == "passed", tool.status_detail
 
@@ -791,19 +800,19 @@ def test_a_raising_task_or_finish_fails_only_its_tool(tmp_path: Path) -> None:
 
     assert tool_of(catalog, "good").status == "passed"
     task = tool_of(catalog, "task-raises")
-    assert task.status == "failed"
+    assert task.status == "error"
     assert "internal error" in task.status_detail and "ValueError: boom in a task" in task.status_detail
-    assert [e.status for e in task.examples] == ["not-run"]
+    assert [e.status for e in task.examples] == ["error"]
     finish = tool_of(catalog, "finish-raises")
-    assert finish.status == "failed" and "KeyError: 'missing-result'" in finish.status_detail
+    assert finish.status == "error" and "KeyError: 'missing-result'" in finish.status_detail
     planned = tool_of(catalog, "planner-raises")
-    assert planned.status == "failed" and "RuntimeError: planner fell over" in planned.status_detail
+    assert planned.status == "error" and "RuntimeError: planner fell over" in planned.status_detail
     assert "internal error" in catalog_text(catalog)  # and the catalog is still produced
 
     # An internal error is never cached: the next run tries those tools again.
     again, stats = run_check(tmp_path, planners=planners, **options)
     assert stats.cached == 1  # only `good`
-    assert tool_of(again, "task-raises").status == "failed"
+    assert tool_of(again, "task-raises").status == "error"
 
 
 def test_a_malformed_fresh_outcome_is_an_internal_error_not_a_crash(tmp_path: Path) -> None:
@@ -821,7 +830,7 @@ def test_a_malformed_fresh_outcome_is_an_internal_error_not_a_crash(tmp_path: Pa
     catalog, _ = run_check(tmp_path, planners={**real, "speccify": planner})
     assert tool_of(catalog, "good").status == "passed"
     odd = tool_of(catalog, "odd")
-    assert odd.status == "failed" and "malformed" in odd.status_detail
+    assert odd.status == "error" and "malformed" in odd.status_detail
     catalog_text(catalog)  # publishable
 
 
@@ -869,7 +878,7 @@ def test_run_examples_off_starts_nothing(tmp_path: Path) -> None:
     assert "processes started" not in result.stderr
     adder = site_catalog(tmp_path)["tools"][0]
     assert adder["status"] == "not-run"
-    assert {e["status"] for e in adder["examples"]} == {"not-run"}
+    assert {e["status"] for e in adder["examples"]} == {"skipped"}
     assert not marker.exists()
 
 
@@ -963,7 +972,7 @@ def test_malformed_or_risky_contracts_never_run(tmp_path: Path) -> None:
     assert not marker.exists()
     for tool_id in cases:
         tool = tool_of(catalog, tool_id)
-        assert tool.examples[0].status == "not-run", tool_id
+        assert tool.examples[0].status == "skipped", tool_id
     assert tool_of(catalog, "demo.string-mutates").effects.mutates is None  # never shown as read-only
     assert "invalid" in tool_of(catalog, "demo.list-approval").examples[0].detail
     assert "risk level is 3" in tool_of(catalog, "demo.risky").examples[0].detail

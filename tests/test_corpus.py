@@ -219,7 +219,7 @@ def test_bad_conformance_fixture_fails_for_its_reason(fixture):
         assert len(matching) == 1, [(d.code, d.message) for d in tool.diagnostics]
         # Nothing else is wrong with the fixture except, where it holds two manifests, their shared name.
         others = {d.code for d in tool.diagnostics if d.severity == ERROR} - {code}
-        extra_allowed = {"duplicate-id"} | ({"descriptor-manifest"} if code == "descriptor-manifest" else set())
+        extra_allowed = {"duplicate-id", "manifest-single-per-root"} | ({"descriptor-manifest"} if code == "descriptor-manifest" else set())
         assert others <= extra_allowed, others
 
 

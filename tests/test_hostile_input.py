@@ -491,7 +491,7 @@ def test_example_missing_its_output_line(harvest_bad, speccify_md):
 def test_hugely_nested_json_example_is_contained(harvest_bad, speccify_md):
     body = "\n## Examples\n\n### deep\ninput: " + "[" * 100_000 + "]" * 100_000 + '\noutput: {"ok": true}\n'
     tool, _ = harvest_bad(speccify_md("bad", body=body))
-    assert_invalid(tool, "example-json", 21, "'deep'", "nests too deeply")
+    assert_invalid(tool, "example-json", 21, "'deep'", "nests more than 64 levels deep")
 
 
 def test_hugely_nested_json_in_an_aip14_example_line(write_file, speccify_md, tmp_path):

@@ -154,7 +154,7 @@ def test_parse_json_output_not_utf8():
 def test_parse_json_output_guards_recursion():
     ok, value, detail = parse_json_output(b"[" * 200_000 + b"]" * 200_000)
     assert (ok, value) == (False, None)
-    assert detail.startswith("stdout is not JSON: ")
+    assert detail == "stdout is JSON nested more than 64 levels deep, which is not accepted"
 
 
 def test_parse_json_output_tolerates_bom():

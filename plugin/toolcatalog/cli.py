@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Sequence
 
 from . import catalogdiff, outputs, pipeline, verify
+from .report import printable
 from ._version import __version__
 from .discover import DiscoveryError
 from .files import write_atomic
@@ -111,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigFileError, OptionsError, DiscoveryError, outputs.ExportError, catalogdiff.DiffError, verify.VerifyError) as exc:
         # ExportError covers a bad SOURCE_DATE_EPOCH and (a bug) outputs that break their own
         # schema: either way one line, never a traceback.
-        print(f"toolcatalog: {exc}", file=sys.stderr)
+        print(printable(f"toolcatalog: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:  # queued runs were cancelled and running ones stopped (engine.check)
         print("toolcatalog: interrupted", file=sys.stderr)
@@ -140,7 +141,7 @@ def _read_project(args: argparse.Namespace) -> tuple[Path, Project]:
     config_file = Path(args.config_file) if args.config_file else find_config_file(workspace)
     project = plugin_options(config_file, required=bool(args.config_file))
     for warning in project.warnings:
-        print(f"toolcatalog: {warning}", file=sys.stderr)
+        print(printable(f"toolcatalog: {warning}"), file=sys.stderr)
     if args.config_file:
         workspace = config_file.resolve().parent
     return workspace, project
@@ -193,7 +194,7 @@ def _check(args: argparse.Namespace) -> int:
     if only:
         unknown = sorted(only - {t.id for t in catalog.tools})
         if unknown:
-            print(f"toolcatalog: no tool with id {', '.join(unknown)}", file=sys.stderr)
+            print(printable(f"toolcatalog: no tool with id {', '.join(unknown)}"), file=sys.stderr)
             return EXIT_USAGE
         catalog.tools = [t for t in catalog.tools if t.id in only]
     stats = pipeline.check(build)
@@ -202,7 +203,7 @@ def _check(args: argparse.Namespace) -> int:
     else:
         _table(catalog)
         print(_stats_line(stats), file=sys.stderr)
-    bad = [t for t in catalog.tools if t.status in (Status.FAILED, Status.INVALID)]
+    bad = [t for t in catalog.tools if t.status in (Status.FAILED, Status.INVALID, Status.ERROR)]
     return EXIT_PROBLEMS if bad else EXIT_OK
 
 
@@ -215,7 +216,7 @@ def _export(args: argparse.Namespace) -> int:
     print(f"wrote {len(written)} files to {args.output}", file=sys.stderr)
     failing = pipeline.failing(build)
     for tool in failing:
-        print(f"toolcatalog: {tool.id}: status {tool.status.value} is listed in `fail_on`", file=sys.stderr)
+        print(printable(f"toolcatalog: {tool.id}: status {tool.status.value} is listed in `fail_on`"), file=sys.stderr)
     return EXIT_PROBLEMS if failing else EXIT_OK
 
 
@@ -279,41 +280,47 @@ def _remove(docs: Path, path: str) -> None:
 
 def _diff(args: argparse.Namespace) -> int:
     report = catalogdiff.diff(catalogdiff.load(args.old), catalogdiff.load(args.new))
-    sys.stdout.write(catalog_json.dumps(report.as_dict()) if args.json else report.markdown())
+    if args.json:
+        sys.stdout.write(catalog_json.dumps(report.as_dict()))
+    else:
+        sys.stdout.write("".join(printable(line) + "\n" for line in report.markdown().splitlines()))
     return EXIT_PROBLEMS if report.breaking else EXIT_OK
 
 
 def _verify(args: argparse.Namespace) -> int:
     result = verify.verify(Path(args.dir), args.catalog, args.mcp, args.llms)
     for line in result.checked:
-        print(f"ok: {line}")
+        print(printable(f"ok: {line}"))
     for line in result.problems:
-        print(f"MISMATCH: {line}")
+        print(printable(f"MISMATCH: {line}"))
     print(f"{len(result.problems)} mismatch{'es' if len(result.problems) != 1 else ''}" if result.problems else "every digest matches")
     return EXIT_PROBLEMS if result.problems else EXIT_OK
 
 
 def _table(catalog: Catalog) -> None:
     out = sys.stdout
-    width = max([len(t.id) for t in catalog.tools] + [4])
+    ids = {id(t): printable(t.id) for t in catalog.tools}
+    width = max([len(i) for i in ids.values()] + [4])
     out.write(f"{'TOOL':<{width}}  {'FORMAT':<10}  {'STATUS':<19}  DETAIL\n")
     for tool in catalog.tools:
-        out.write(f"{tool.id:<{width}}  {tool.format:<10}  {tool.status.value:<19}  {tool.status_detail}\n")
+        out.write(f"{ids[id(tool)]:<{width}}  {tool.format:<10}  {tool.status.value:<19}  {printable(tool.status_detail)}\n")
         for example in tool.examples:
-            if example.status == ExampleStatus.FAILED:
-                out.write(f"{'':<{width}}    example {example.title!r}: {example.detail}\n")
+            if example.status in (ExampleStatus.FAILED, ExampleStatus.ERROR):
+                flag = " (error)" if example.status == ExampleStatus.ERROR else ""
+                out.write(printable(f"{'':<{width}}    example {example.title!r}{flag}: {example.detail}") + "\n")
         for check in tool.checks:
-            if check.status == CheckStatus.FAIL:
-                out.write(f"{'':<{width}}    check {check.id}: {check.detail}\n")
+            if check.status in (CheckStatus.FAILED, CheckStatus.ERROR):
+                flag = " (error)" if check.status == CheckStatus.ERROR else ""
+                out.write(printable(f"{'':<{width}}    check {check.id}{flag}: {check.detail}") + "\n")
         for diagnostic in tool.diagnostics:
             if diagnostic.severity == ERROR:
-                out.write(f"{'':<{width}}    {diagnostic.location()}: {diagnostic.message}\n")
+                out.write(printable(f"{'':<{width}}    {diagnostic.location()}: {diagnostic.message}") + "\n")
 
 
 def _report(catalog: Catalog) -> None:
     out = sys.stdout
     for diagnostic in sorted(catalog.all_diagnostics(), key=lambda d: (d.path, d.line or 0)):
-        out.write(f"{diagnostic.location()}: {diagnostic.severity}: {diagnostic.message}\n")
+        out.write(printable(f"{diagnostic.location()}: {diagnostic.severity}: {diagnostic.message}") + "\n")
     invalid = sum(not t.valid for t in catalog.tools)
     errors = sum(d.severity == ERROR for d in catalog.all_diagnostics())
     warnings = sum(d.severity != ERROR for d in catalog.all_diagnostics())

@@ -1,8 +1,10 @@
-"""Files on disk: atomic writes, content digests and tree hashes that never block or follow links.
+"""Files on disk: capped reads, atomic writes, content digests and tree hashes that never block.
 
-Everything here opens files without following symbolic links where that matters
-and without blocking, so a FIFO, device or link to `/dev/zero` named like a
-manifest or planted in a tool folder never hangs or exhausts the build.
+Everything here opens files without blocking and checks they are regular files
+once open, so a FIFO, device or link to `/dev/zero` named like a manifest,
+planted in a tool folder or in the cache never hangs or exhausts the build.
+Every file the build reads from a repository or the cache goes through
+`read_capped`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,61 @@ import stat
 import tempfile
 from pathlib import Path
 from typing import Any
+
+class ReadError(Exception):
+    """A file that `read_capped` refuses; `code` says why (`too-large`, `not-a-file`, `outside`, `unreadable`)."""
+
+    def __init__(self, message: str, code: str):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+def is_inside(path: Path | str, root: Path | str) -> bool:
+    """Whether `path`, with every symbolic link resolved, is `root` or below it."""
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def read_capped(path: Path, max_bytes: int, inside: Path | None = None) -> bytes:
+    """A regular file's bytes, at most `max_bytes` of them. Raises ReadError.
+
+    The file is opened without blocking and checked to be a regular file once open (a FIFO or
+    device is refused, never read); a larger file is refused without being read; with `inside`,
+    a path that resolves (through symbolic links) outside that folder is refused, so a link in a
+    repository cannot make the build read, or report, a file elsewhere on the machine.
+    """
+    if inside is not None and not is_inside(path, inside):
+        raise ReadError("it is a link to a file outside the folder it belongs to; not read", "outside")
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError as exc:
+        raise ReadError(f"cannot read the file: {exc.strerror or exc}", "unreadable") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ReadError("not a regular file (a pipe, device, socket or folder)", "not-a-file")
+        if info.st_size > max_bytes:
+            raise ReadError(f"file is {info.st_size:,} bytes; at most {max_bytes:,} are read", "too-large")
+        chunks, left = [], max_bytes + 1
+        while left > 0:
+            block = os.read(fd, min(1 << 20, left))
+            if not block:
+                break
+            chunks.append(block)
+            left -= len(block)
+    except OSError as exc:
+        raise ReadError(f"cannot read the file: {exc.strerror or exc}", "unreadable") from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > max_bytes:  # it grew while we read it
+        raise ReadError(f"file is larger than {max_bytes:,} bytes", "too-large")
+    return data
+
 
 def file_digest(path: Path) -> str | None:
     """`sha256:` of a file's bytes, or None when it cannot be read or is not a regular file.

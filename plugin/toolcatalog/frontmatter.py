@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import safeyaml
-from .jsonvalues import loads_strict
+from .files import ReadError, read_capped
+from .jsonvalues import TooDeepError, loads_strict
 
 DEFAULT_MAX_BYTES = 1024 * 1024
 
@@ -49,28 +49,21 @@ class Manifest:
         return self.lines.line(path, default)
 
 
-def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """Read at most `max_bytes`; a larger file is refused without reading it all."""
+def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES, inside: Path | None = None) -> bytes:
+    """Read at most `max_bytes` of a regular file (`files.read_capped`); a larger file is
+    refused without reading it all, a FIFO or device without opening it for reading."""
     try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode):
-            # A FIFO or device would block the build on open(), or never end.
-            raise ManifestError("not a regular file (a pipe, device or socket); manifests must be files", None, "manifest-unreadable")
-        size = info.st_size
-        if size > max_bytes:
+        return read_capped(path, max_bytes, inside)
+    except ReadError as exc:
+        if exc.code == "too-large":
             raise ManifestError(
-                f"file is {size:,} bytes; manifests larger than {max_bytes:,} bytes are refused "
-                "(option max_manifest_bytes)",
+                f"{exc.message}; manifests larger than {max_bytes:,} bytes are refused (option max_manifest_bytes)",
                 None,
                 "manifest-too-large",
-            )
-        with path.open("rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise ManifestError(f"cannot read the file: {exc.strerror or exc}", None, "manifest-unreadable") from None
-    if len(data) > max_bytes:  # grew while we looked
-        raise ManifestError(f"file is larger than {max_bytes:,} bytes", None, "manifest-too-large")
-    return data
+            ) from None
+        if exc.code == "not-a-file":
+            raise ManifestError(f"{exc.message}; manifests must be files", None, "manifest-unreadable") from None
+        raise ManifestError(exc.message, None, "manifest-unreadable") from None
 
 
 def decode(data: bytes) -> str:
@@ -91,10 +84,10 @@ def read_json(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[Any, byte
         return loads_strict(text), raw
     except json.JSONDecodeError as exc:
         raise ManifestError(f"not valid JSON: {exc.msg}", exc.lineno, "json-syntax") from None
+    except TooDeepError as exc:
+        raise ManifestError(f"JSON refused: {exc}", None, "json-too-deep") from None
     except ValueError as exc:  # NaN/Infinity, or an integer too long to convert
         raise ManifestError(f"not valid JSON: {exc}", None, "json-syntax") from None
-    except RecursionError:
-        raise ManifestError("JSON nests too deeply to read", None, "json-syntax") from None
 
 
 def parse(raw: bytes) -> Manifest:

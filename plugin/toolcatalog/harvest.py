@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
+from typing import Callable
 
 from .discover import DRIVER_MD, SMART_TOOL_JSON, SMART_TOOL_MD, TOOL_MD, Found, discover, relative
 from .formats import aip14, aip30, common, link, smarttool, speccify
-from .model import ERROR, Catalog, Status, Tool
+from .model import ERROR, Catalog, Diagnostic, Driver, Status, Tool
 from .options import Options
+
+
+# Until a check runs (it may never: `run_examples: false`, `toolcatalog validate`).
+NOT_CHECKED = "not run: this build did not run examples and checks"
 
 
 def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | None = None) -> Catalog:
@@ -25,27 +29,37 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
     max_bytes = options.max_manifest_bytes
 
     descriptors = [f for f in found.files if f.name == SMART_TOOL_JSON]
-    smart_manifests = [f for f in found.files if f.name == SMART_TOOL_MD]
-    roots = [f.path.parent for f in descriptors]
-    claimed: set[str] = set()
+    roots = {f.path.parent for f in descriptors}
+    owned: dict[Path, list[Path]] = {root: [] for root in roots}
+    standalone: dict[Path, list[Path]] = {}
+    for item in found.files:
+        if item.name == SMART_TOOL_MD:
+            root = _owner(item.path, roots)
+            if root is not None:
+                owned[root].append(item.path)
+            else:
+                standalone.setdefault(smarttool.standalone_root(item.path, item.search_root), []).append(item.path)
     for descriptor in descriptors:
         root = descriptor.path.parent
-        inside = [m.path for m in smart_manifests if _owner(m.path, roots) == root]
-        tool, manifest_path = smarttool.parse_distribution(descriptor.path, workspace, max_bytes, inside)
-        if manifest_path is not None:
-            claimed.add(os.path.realpath(manifest_path))
-        claimed.update(os.path.realpath(p) for p in inside)
-        catalog.tools.append(tool)
-    for manifest in smart_manifests:
-        if os.path.realpath(manifest.path) not in claimed:
-            catalog.tools.append(smarttool.parse_standalone(manifest.path, workspace, max_bytes, manifest.search_root))
+        catalog.tools.append(_guarded(
+            lambda: smarttool.parse_distribution(descriptor.path, workspace, max_bytes, owned[root])[0],
+            descriptor.path, workspace, "smart-tool"))
+    for root, manifests in sorted(standalone.items()):
+        catalog.tools.append(_guarded(
+            lambda: smarttool.parse_standalone(manifests, root, workspace, max_bytes),
+            min(manifests), workspace, "smart-tool"))
 
     for item in found.files:
         source = relative(item.path, workspace)
         if item.name == TOOL_MD:
-            catalog.tools.append(_parse_tool_md(item, source, max_bytes))
+            catalog.tools.append(_guarded(lambda: _parse_tool_md(item, source, max_bytes), item.path, workspace, item.hint))
         elif item.name == DRIVER_MD:
-            driver = aip30.parse(item.path, source, max_bytes)
+            try:
+                driver = aip30.parse(item.path, source, max_bytes)
+            except Exception as exc:  # a bug in the parser: this driver is invalid, the build goes on
+                driver = Driver(id=item.path.parent.name, name=item.path.parent.name, kind=None, version=None,
+                                description="", source=source, abs_path=item.path)
+                driver.diagnostics.append(_internal_error(exc, source))
             driver.search_root = item.search_root
             catalog.drivers.append(driver)
 
@@ -57,20 +71,43 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
     catalog.drivers.sort(key=lambda d: (d.id, d.source))
     for tool in catalog.tools:
         tool.status = Status.INVALID if not tool.valid else Status.NOT_RUN
+        tool.status_detail = NOT_CHECKED if tool.valid else ""
+        for example in tool.examples:
+            example.detail = NOT_CHECKED
     return catalog
 
 
-def _owner(path: Path, roots: list[Path]) -> Path | None:
-    """The innermost distribution root holding `path` (a nested descriptor bounds a nested distribution)."""
-    best: Path | None = None
-    for root in roots:
-        try:
-            path.relative_to(root)
-        except ValueError:
-            continue
-        if best is None or len(root.parts) > len(best.parts):
-            best = root
-    return best
+def _owner(path: Path, roots: set[Path]) -> Path | None:
+    """The innermost distribution root holding `path` (a nested descriptor bounds a nested
+    distribution): its nearest folder that is a root. One set lookup per parent folder, so
+    harvesting N tools stays linear."""
+    for parent in path.parents:
+        if parent in roots:
+            return parent
+    return None
+
+
+def _guarded(parse: Callable[[], Tool], path: Path, workspace: Path, hint: str) -> Tool:
+    """`parse()`, or, when a parser has a bug that this manifest triggers, an invalid tool that
+    says so: one manifest never stops the harvest of the others."""
+    try:
+        return parse()
+    except Exception as exc:
+        source = relative(path, workspace)
+        fmt = {"aip-14": "aip-14", "smart-tool": "smart-tool"}.get(hint, "speccify")
+        tool = Tool(id=path.parent.name, name=path.parent.name, format=fmt, source=source, abs_path=path)
+        tool.diagnostics.append(_internal_error(exc, source))
+        return tool
+
+
+def _internal_error(exc: Exception, source: str) -> Diagnostic:
+    return Diagnostic(
+        ERROR,
+        f"internal error while reading this manifest ({type(exc).__name__}: {str(exc)[:200]}); please report it",
+        source,
+        None,
+        "internal-error",
+    )
 
 
 def _parse_tool_md(item: Found, source: str, max_bytes: int) -> Tool:

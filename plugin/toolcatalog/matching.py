@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .jsonvalues import is_unicode
+from .jsonvalues import MAX_DEPTH, is_unicode, too_deep
 
 __all__ = ["MAX_DIFFERENCES", "differences", "parse_json_output", "unwrap_envelope"]
 
@@ -126,9 +126,11 @@ def parse_json_output(stdout: bytes) -> tuple[bool, Any, str]:
     try:
         value = json.loads(text, parse_constant=_reject_constant)
     except RecursionError:
-        return False, None, "stdout is not JSON: nested too deeply"
+        return False, None, f"stdout is JSON nested more than {MAX_DEPTH} levels deep, which is not accepted"
     except ValueError as exc:  # JSONDecodeError, NaN/Infinity, over-long integers
         return False, None, f"stdout is not JSON: {exc}"
+    if too_deep(value):
+        return False, None, f"stdout is JSON nested more than {MAX_DEPTH} levels deep, which is not accepted"
     if not is_unicode(value):
         return False, None, "stdout is not JSON text: a string holds an unpaired surrogate escape (like \\ud800)"
     return True, value, ""

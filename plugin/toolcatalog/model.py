@@ -44,31 +44,47 @@ class Status(_Values):
     NOT_IMPLEMENTED = "not-implemented"
     MISSING_REQUIREMENT = "missing-requirement"
     NO_EXAMPLES = "no-examples"
+    ERROR = "error"  # the checking itself crashed (a bug of ours, named in status_detail); never cached
 
 
 class ExampleStatus(_Values):
-    """What happened to one example, over all the implementations it ran through."""
+    """What happened to one example, over all the implementations it ran through: `skipped`
+    (with the reason in `detail`) whenever it did not run, `error` when checking it crashed."""
 
     PASSED = "passed"
     FAILED = "failed"
-    NOT_RUN = "not-run"
+    SKIPPED = "skipped"
+    ERROR = "error"
 
 
 class RunStatus(_Values):
-    """One run of an example through one implementation or driver."""
+    """One run of an example through one implementation or driver. A run that did not happen
+    is `skipped` with the reason. There is no `error`: a crash loses the run, so it is the
+    example that is `error`."""
 
     PASSED = "passed"
     FAILED = "failed"
-    NOT_RUN = "not-run"
     SKIPPED = "skipped"
 
 
 class CheckStatus(_Values):
-    """A smart tool's conformance rule."""
+    """A smart tool's conformance rule: `skipped` (with the reason) when its precondition did
+    not hold, `error` when checking it crashed."""
 
-    PASS = "pass"
-    FAIL = "fail"
-    SKIP = "skip"
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    ERROR = "error"
+
+
+def tally(statuses: "list[Any]") -> str:
+    """Counts of example (or check) statuses as every report writes them: "2 passed, 1 failed,
+    0 skipped", plus ", 1 error" when something could not be checked."""
+    values = [str(s) for s in statuses]
+    line = f"{values.count('passed')} passed, {values.count('failed')} failed, {values.count('skipped')} skipped"
+    errors = values.count("error")
+    return line + (f", {errors} error{'s' if errors != 1 else ''}" if errors else "")
+
 
 FORMATS = ("speccify", "aip-14", "smart-tool")
 FORMAT_TITLES = {"speccify": "speccify", "aip-14": "agentproto AIP-14", "smart-tool": "Smart tools"}
@@ -135,13 +151,14 @@ class Effects:
 
     @property
     def read_only(self) -> bool | None:
-        """The one definition of read-only, used by badges, filters, the catalog and MCP hints:
-        True when the contract declares no mutation and a risk level of 0 (or none); False when it
-        declares a mutation or a risk level of 1 or more; None when the format does not say."""
+        """The one definition of read-only, used by the badges, the index filter, the catalog and
+        the MCP hints: True when the contract declares no mutation (`mutates: []`) and a risk level
+        of 0; False when it declares a mutation or a risk level of 1 or more; None when it cannot
+        be told (no `mutates` in the format, or a malformed `mutates` or `risk_level`)."""
         risk = self.risk_level
-        if (self.mutates is not None and len(self.mutates) > 0) or (isinstance(risk, int) and risk >= 1):
+        if self.mutates or (isinstance(risk, int) and risk >= 1):
             return False
-        if self.mutates is not None and risk in (None, 0):
+        if self.mutates is not None and risk == 0:
             return True
         return None
 
@@ -229,6 +246,7 @@ class Check:
     status: CheckStatus
     detail: str = ""
     spec: str = ""
+    stderr: str = ""  # the end of the failing call's stderr, for the page (machine-specific: not in the catalog)
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "status": self.status.value, "detail": self.detail, "spec": self.spec}
@@ -243,7 +261,7 @@ class Example:
     output: Any = _ABSENT
     line: int | None = None
     note: str | None = None
-    status: ExampleStatus = ExampleStatus.NOT_RUN
+    status: ExampleStatus = ExampleStatus.SKIPPED
     detail: str = ""
     runs: list[Run] = field(default_factory=list)  # one per implementation or driver it ran through
 

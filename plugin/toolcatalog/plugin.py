@@ -62,7 +62,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         try:
             self.options = to_options(self.config)
         except OptionsError as exc:
-            raise PluginError(f"toolcatalog: {exc}") from None
+            raise PluginError(report.printable(f"toolcatalog: {exc}")) from None
         self.workspace = Path(config.config_file_path).resolve().parent if config.config_file_path else Path.cwd()
         ours = str(templates_dir())
         if ours not in config.theme.dirs:
@@ -85,11 +85,11 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
                 skip=[Path(config.docs_dir), Path(config.site_dir)], user_pages=user_pages,
             )
         except DiscoveryError as exc:
-            raise PluginError(str(exc)) from None
+            raise PluginError(report.printable(str(exc))) from None
         self.build = build
         self.renderer = Renderer([Path(d) for d in config.theme.dirs])
         for diagnostic in build.catalog.all_diagnostics():
-            (log.warning if diagnostic.severity == ERROR else log.info)(f"{diagnostic.location()}: {diagnostic.message}")
+            (log.warning if diagnostic.severity == ERROR else log.info)(report.printable(f"{diagnostic.location()}: {diagnostic.message}"))
         if self.options.run_examples:
             stats = pipeline.check(build)
             log.info(
@@ -101,7 +101,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         try:
             pipeline.enforce_fail_on(build)
         except pipeline.FailOnError as exc:
-            raise PluginError(f"toolcatalog: {exc}") from None
+            raise PluginError(report.printable(f"toolcatalog: {exc}")) from None
 
         self.pages = {}
         for tool in build.catalog.tools:
@@ -151,10 +151,10 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         try:
             files = self.build.outputs()
         except outputs.ExportError as exc:
-            raise PluginError(f"toolcatalog: {exc}") from None
+            raise PluginError(report.printable(f"toolcatalog: {exc}")) from None
         for path in list(files):
             if (Path(config.docs_dir) / path).is_file():
-                log.info("%s exists in docs_dir; it replaces the generated one", path)
+                log.info("%s exists in docs_dir; it replaces the generated one", report.printable(path))
                 del files[path]
         outputs.write(files, Path(config.site_dir))
         log.info("wrote %d files for agents (catalog, schema, per-tool JSON, MCP tools, llms.txt)", len(files))

@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from . import schemaview
 from .formats import speccify
-from .model import FORMAT_TITLES, Catalog, Status, Tool
+from .model import FORMAT_TITLES, Catalog, Status, Tool, tally
 
 TOOL_TEMPLATE = "toolcatalog/tool.html"
 INDEX_TEMPLATE = "toolcatalog/index.html"
@@ -100,6 +100,7 @@ class Renderer:
         self.env.filters["pretty_json"] = pretty_json
         self.env.filters["compact_json"] = compact_json
         self.env.globals["format_titles"] = FORMAT_TITLES
+        self.env.globals["tally"] = tally
 
     def tool_page(
         self,

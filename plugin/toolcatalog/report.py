@@ -1,22 +1,48 @@
-"""Human-readable lines about results: for the build log and the command line."""
+"""Human-readable lines about results: for the build log and the command line.
+
+Every line that reaches a terminal or a log goes through `printable`: manifest text
+and tool output can hold control characters (a YAML `"\\e[2K"` escape, a NUL), and a
+log line must never move the cursor, clear the screen or hide what comes before it.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
-from .formats.smarttool import STATIC_RULES
-from .model import CheckStatus, Catalog, ExampleStatus
+from .formats.smarttool import STATIC_RULE_IDS
+from .model import Catalog, CheckStatus, ExampleStatus
 
-_STATIC = {rule for rule, _spec in STATIC_RULES}  # already reported as manifest diagnostics
+# C0 and C1 controls (tab and newline too: one line stays one line), DEL, and the Unicode
+# line and paragraph separators and bidirectional overrides, which reorder what a reader sees.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: object) -> str:
+    """`text` safe for one line of a terminal or log: control characters written as `\\x1b`, `\\n`, ..."""
+    return _CONTROL.sub(_escape, str(text))
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group(0)
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char)
+    if named:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def failures(catalog: Catalog) -> Iterator[str]:
-    """One line per failed example or check, naming tool, example and detail."""
+    """One printable line per failed example or check, naming tool, example and detail.
+
+    A smart tool's static rules are reported as manifest diagnostics already, unless the tool is
+    valid (a missing `smart-tool.json` fails `descriptor-present` without being an error)."""
     for tool in catalog.tools:
         for example in tool.examples:
-            if example.status == ExampleStatus.FAILED:
+            if example.status in (ExampleStatus.FAILED, ExampleStatus.ERROR):
                 where = f"{tool.source}:{example.line}" if example.line else tool.source
-                yield f"{where}: {tool.id}: example {example.title!r} failed: {example.detail}"
+                yield printable(f"{where}: {tool.id}: example {example.title!r} {example.status}: {example.detail}")
         for check in tool.checks:
-            if check.status == CheckStatus.FAIL and check.id not in _STATIC:
-                yield f"{tool.descriptor_source or tool.source}: {tool.id}: check {check.id} failed: {check.detail}"
+            if check.status in (CheckStatus.FAILED, CheckStatus.ERROR) and (tool.valid or check.id not in STATIC_RULE_IDS):
+                where = tool.descriptor_source or tool.source
+                yield printable(f"{where}: {tool.id}: check {check.id} {check.status}: {check.detail}")

@@ -172,7 +172,8 @@ class _Builder:
                         props[name] = {"allOf": [props[name], sub]} if name in props else sub
                     merged["properties"] = props
                 elif key == "required" and isinstance(value, list):
-                    merged["required"] = list(dict.fromkeys([*(merged.get("required") or []), *value]))
+                    names = [r for r in [*(merged.get("required") or []), *value] if isinstance(r, str)]
+                    merged["required"] = list(dict.fromkeys(names))
                 elif key not in merged:
                     merged[key] = value
         return merged, trail
@@ -229,7 +230,9 @@ class _Builder:
 
     def _children(self, schema: dict[str, Any], path: list[str], depth: int, trail: tuple[str, ...]) -> None:
         properties = schema.get("properties")
-        required = set(schema.get("required") or []) if isinstance(schema.get("required"), list) else set()
+        listed = schema.get("required")
+        # A broken schema (`required: [[]]`) is reported by its diagnostics; here only names count.
+        required = {r for r in listed if isinstance(r, str)} if isinstance(listed, list) else set()
         if isinstance(properties, dict):
             for prop, sub in properties.items():
                 self.walk(sub, str(prop), [*path, str(prop)], depth + 1, prop in required, trail)

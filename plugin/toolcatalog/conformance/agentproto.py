@@ -18,13 +18,13 @@ from typing import Any
 from ..files import hash_tree
 from ..formats import aip14
 from ..matching import parse_json_output
-from ..model import Driver, ExampleStatus, Implementation, Run, RunStatus, Status, Tool
+from ..model import Driver, ExampleStatus, Implementation, Run, RunStatus, Status, Tool, tally
 from ..process import run_process
 from . import argv as argv_mod
 from . import mcp_stdio
 from .job import Context, Job
 from .judge import documents_failure, error_envelope, excerpt, exit_failure, last_line, settle, settle_failure, unfinished
-from .outcome import Outcome, not_run_outcome
+from .outcome import Outcome, skipped_outcome
 
 RUNNABLE_KINDS = ("cli", "mcp")
 
@@ -81,14 +81,14 @@ def _driver_plan(driver: Driver, tool: Tool, ctx: Context) -> tuple[list[str] | 
 def plan(tool: Tool, ctx: Context) -> Job:
     parts: list[Any] = [hash_tree(tool.dir), sorted((d.id, hash_tree(d.abs_path.parent)) for d in tool.drivers)]
     if not tool.examples:
-        return Job(parts, outcome=not_run_outcome(tool, Status.NO_EXAMPLES, "the contract has no `examples`"))
+        return Job(parts, outcome=skipped_outcome(tool, Status.NO_EXAMPLES, "the contract has no `examples`"))
     refusal = may_run(tool, ctx)
     if refusal:
-        outcome = not_run_outcome(tool, Status.NOT_RUN, refusal)
+        outcome = skipped_outcome(tool, Status.NOT_RUN, refusal)
         outcome["drivers"] = {d.id: refusal for d in tool.drivers}
         return Job(parts, outcome=outcome)
     if not tool.drivers:
-        return Job(parts, outcome=not_run_outcome(tool, Status.NOT_RUN, "not run: no driver implements this tool"))
+        return Job(parts, outcome=skipped_outcome(tool, Status.NOT_RUN, "not run: no driver implements this tool"))
 
     drivers: dict[str, str] = {}
     runnable: list[tuple[Driver, Implementation, list[str]]] = []
@@ -100,7 +100,7 @@ def plan(tool: Tool, ctx: Context) -> Job:
         if prefix is not None and entry is not None:
             runnable.append((driver, entry, prefix))
     if not runnable:
-        outcome = not_run_outcome(tool, Status.NOT_RUN, "not run: " + "; ".join(f"{k}: {v.removeprefix('not run: ')}" for k, v in sorted(drivers.items())))
+        outcome = skipped_outcome(tool, Status.NOT_RUN, "not run: " + "; ".join(f"{k}: {v.removeprefix('not run: ')}" for k, v in sorted(drivers.items())))
         outcome["drivers"] = drivers
         return Job(parts, outcome=outcome)
 
@@ -124,7 +124,7 @@ def plan(tool: Tool, ctx: Context) -> Job:
             elif any(r.status == RunStatus.PASSED for r in runs):
                 status, detail = ExampleStatus.PASSED, ""
             else:
-                status, detail = ExampleStatus.NOT_RUN, "; ".join(f"{r.driver}: {r.detail}" for r in runs)
+                status, detail = ExampleStatus.SKIPPED, "; ".join(f"{r.driver}: {r.detail}" for r in runs)
             examples.append({"status": status.value, "detail": detail, "runs": [r.to_json() for r in runs]})
         counts = [e["status"] for e in examples]
         if ExampleStatus.FAILED in counts:
@@ -133,10 +133,9 @@ def plan(tool: Tool, ctx: Context) -> Job:
             status = Status.PASSED
         else:
             status = Status.NOT_RUN
-        passed = counts.count(ExampleStatus.PASSED)
         return {
             "status": status.value,
-            "status_detail": f"{passed} of {len(counts)} examples pass",
+            "status_detail": tally(counts),
             "examples": examples,
             "drivers": drivers,
             "processes": sum(run.started for run in results),

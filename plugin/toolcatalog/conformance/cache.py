@@ -16,7 +16,13 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..files import write_atomic
+from ..files import ReadError, read_capped, write_atomic
+from ..jsonvalues import MAX_DEPTH, loads_limited
+
+# An entry holds one tool's outcome; far more than any real one, far less than memory.
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
+# An outcome holds a tool's output (at most MAX_DEPTH levels) a few levels down.
+OUTCOME_DEPTH = MAX_DEPTH + 8
 
 
 def key(parts: Iterable[Any]) -> str:
@@ -54,8 +60,10 @@ class ResultCache:
         if self.folder is None:
             return None
         try:
-            value = json.loads(self._path(cache_key).read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+            # Capped, regular files only, inside the cache folder: a planted link to /dev/zero or
+            # a FIFO is a miss, not a hang; JSON nested deeper than any outcome is a miss too.
+            value = loads_limited(read_capped(self._path(cache_key), MAX_ENTRY_BYTES, inside=self.folder).decode("utf-8"), OUTCOME_DEPTH)
+        except (ReadError, ValueError, UnicodeDecodeError):
             self.misses += 1
             return None
         if not isinstance(value, dict) or value.get("key") != cache_key:
@@ -68,6 +76,12 @@ class ResultCache:
         if self.folder is None:
             return
         try:
-            write_atomic(self._path(cache_key), '{"key": ' + json.dumps(cache_key) + ', "outcome": ' + encode(outcome) + "}")
-        except (OSError, ValueError, TypeError, RecursionError):
+            text = '{"key": ' + json.dumps(cache_key) + ', "outcome": ' + encode(outcome) + "}"
+        except (ValueError, TypeError, RecursionError):
+            return  # not storable: never cached
+        if len(text.encode("utf-8")) > MAX_ENTRY_BYTES:
+            return  # it could never be read back
+        try:
+            write_atomic(self._path(cache_key), text)
+        except OSError:
             pass  # a cache that cannot be written only costs time

@@ -8,8 +8,8 @@ the only thing applied to the model, so a cached result and a fresh one render
 and export identically.
 
 Failure policy: a task or a `finish` that raises, or a planner that does, makes
-that one tool `failed` with the internal error named; every other tool is still
-checked. An outcome of the wrong shape, fresh or cached, is never applied: from
+that one tool `error` with the internal error named (its examples and the rules
+it would have checked too); every other tool is still checked. An outcome of the wrong shape, fresh or cached, is never applied: from
 the cache it is a miss, fresh it is such an internal error. Ctrl-C cancels every
 queued task and stops the running processes instead of waiting for them.
 """
@@ -29,13 +29,17 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .._version import __version__
+from ..formats.smarttool import RUNTIME_RULE_IDS
 from ..model import Catalog, Tool
 from ..options import Options
 from ..process import cancel_on
+from ..scrub import clean, scrubber
 from . import agentproto, smarttool, speccify
 from . import cache as cache_mod
 from .job import Context, Job, Planner, Task, make_context
-from .outcome import Outcome, apply, crash_outcome, valid_outcome
+from .outcome import Outcome, valid_outcome
+from .outcome import apply as _apply
+from .outcome import crash_outcome as _crash_outcome
 
 PLANNERS: dict[str, Planner] = {"speccify": speccify.plan, "aip-14": agentproto.plan, "smart-tool": smarttool.plan}
 
@@ -82,6 +86,12 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
 
     def key_of(tool: Tool, job: Job) -> str:
         return cache_mod.key([*common, tool.format, tool.source, *job.key_parts])
+
+    # This machine's paths leave a result here, once, so pages and catalog show the same text.
+    scrub = scrubber(catalog.root, [catalog.root / p for p in options.paths])
+
+    def apply(tool: Tool, outcome: Outcome) -> None:
+        _apply(tool, clean(outcome, scrub))
 
     stats = Stats()
     pending: list[tuple[Tool, Job, str]] = []
@@ -133,6 +143,11 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
         apply(tool, outcome)
     stats.seconds = time.monotonic() - started
     return stats
+
+
+def crash_outcome(tool: Tool, exc: BaseException | None, when: str) -> Outcome:
+    """`outcome.crash_outcome`, naming the runtime rules a smart tool would have checked."""
+    return _crash_outcome(tool, exc, when, RUNTIME_RULE_IDS if tool.format == "smart-tool" else ())
 
 
 class _Crash:
@@ -207,7 +222,7 @@ def _applicable(tool: Tool, outcome: Any) -> bool:
         drivers=[replace(d, run_status={}) for d in tool.drivers],
     )
     try:
-        apply(probe, outcome)
+        _apply(probe, outcome)
     except Exception:  # any shape error (AttributeError, TypeError, ...) valid_outcome missed
         return False
     return True

@@ -66,11 +66,11 @@ def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix
     name = tool_name(driver, entry, tool)
     run.argv = [Path(prefix[0]).name, *(Path(a).name if Path(a).is_absolute() else a for a in prefix[1:])]
     if name is None:
-        run.status, run.detail = RunStatus.NOT_RUN, "not run: no `metadata.mcp.tool_name` or `mcp_tools` entry names the MCP tool"
+        run.status, run.detail = RunStatus.SKIPPED, "not run: no `metadata.mcp.tool_name` or `mcp_tools` entry names the MCP tool"
         return run
     if not isinstance(example.input, dict):
         # MCP arguments are an object; sending `{}` instead would test something else.
-        run.status, run.detail = RunStatus.NOT_RUN, "not run: MCP tool arguments must be an object, and this input is not"
+        run.status, run.detail = RunStatus.SKIPPED, "not run: MCP tool arguments must be an object, and this input is not"
         return run
     meta = entry.metadata.get("mcp") if isinstance(entry.metadata.get("mcp"), dict) else {}
     mapping = meta.get("argument_mapping") if isinstance(meta.get("argument_mapping"), dict) else {}

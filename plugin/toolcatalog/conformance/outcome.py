@@ -40,7 +40,9 @@ def apply(tool: Tool, outcome: Outcome) -> None:
         example.detail = result.get("detail", "")
         example.runs = [Run.from_json(run) for run in result.get("runs", [])]
     if "checks" in outcome:
-        tool.checks = [Check(c["id"], CheckStatus(c["status"]), c.get("detail", ""), c.get("spec", "")) for c in outcome["checks"]]
+        tool.checks = [
+            Check(c["id"], CheckStatus(c["status"]), c.get("detail", ""), c.get("spec", ""), c.get("stderr", "")) for c in outcome["checks"]
+        ]
     if outcome.get("capabilities") is not None:
         tool.capabilities = [Capability(**c) for c in outcome["capabilities"]]
         tool.capability_help = dict(outcome.get("capability_help", {}))
@@ -51,26 +53,32 @@ def apply(tool: Tool, outcome: Outcome) -> None:
             driver.run_status[tool.id] = reason
 
 
-def not_run_outcome(tool: Tool, status: Status, detail: str) -> Outcome:
-    """Nothing runs: every example is `not-run` with the same reason."""
+def skipped_outcome(tool: Tool, status: Status, detail: str) -> Outcome:
+    """Nothing runs: every example is `skipped` with the same reason."""
     return {
         "status": status.value,
         "status_detail": detail,
-        "examples": [{"status": "not-run", "detail": detail, "runs": []} for _ in tool.examples],
+        "examples": [{"status": ExampleStatus.SKIPPED.value, "detail": detail, "runs": []} for _ in tool.examples],
         "processes": 0,
     }
 
 
-def crash_outcome(tool: Tool, exc: BaseException | None, when: str) -> Outcome:
-    """A tool `failed` because of a bug in the checking itself: named, never cached, never fatal."""
+def crash_outcome(tool: Tool, exc: BaseException | None, when: str, rules: tuple[str, ...] = ()) -> Outcome:
+    """A bug in the checking itself: the tool, its examples and the `rules` it would have
+    checked are `error`, with the error named; never cached, never fatal to the build. Checks
+    already decided (a smart tool's static rules) are kept."""
     if exc is None:
         detail = f"internal error: {when}; please report it"
     else:
-        detail = f"internal error {when} ({type(exc).__name__}: {exc}); please report it"
-    return {
-        "status": Status.FAILED.value,
+        detail = f"internal error {when} ({type(exc).__name__}: {str(exc)[:300]}); please report it"
+    outcome: Outcome = {
+        "status": Status.ERROR.value,
         "status_detail": detail,
-        "examples": [{"status": "not-run", "detail": detail, "runs": []} for _ in tool.examples],
+        "examples": [{"status": ExampleStatus.ERROR.value, "detail": detail, "runs": []} for _ in tool.examples],
         "processes": 0,
         "internal_error": True,
     }
+    if tool.checks or rules:
+        kept = [c.as_dict() for c in tool.checks if c.id not in rules]
+        outcome["checks"] = kept + [{"id": rule, "status": CheckStatus.ERROR.value, "detail": detail, "spec": ""} for rule in rules]
+    return outcome

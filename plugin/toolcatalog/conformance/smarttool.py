@@ -1,57 +1,73 @@
-"""Smart tools: the conformance kit's rules, each a named check.
+"""Smart tools: the conformance kit's runtime rules, each a named check.
 
-Static rules come from the manifest's diagnostics. Runtime rules run the CLI
-from `smart-tool.json` with cwd = the distribution root, stdin closed and every
-provider variable removed from the environment. `--help` is the only source of
-the capabilities and their deterministic/model-backed labels. Model-backed
-capabilities are never called: the runtime rules only ask for help, run the
-`deterministic_smoke` argv and an unknown capability. Every rule runs and is
-reported even when the manifest has errors, so a reviewer sees all problems.
-A tool whose `platforms` exclude this OS is `not-applicable`: nothing runs and
-only the static rules are reported. At most `MAX_CAPABILITY_HELP` capabilities
-get a `<capability> --help` call; the rest are named as not checked.
+The static rules were decided when the manifest was parsed (`tool.checks`,
+formats/smarttool.py). The runtime rules run the CLI from `smart-tool.json`
+with cwd = the distribution root, stdin closed and every provider variable
+removed from the environment. `--help` is the only source of the capabilities
+and their deterministic/model-backed labels. Model-backed capabilities are
+never called: the runtime rules only ask for help, run the `deterministic_smoke`
+argv and an unknown capability.
+
+A rule whose precondition does not hold is `skipped` with the reason, never
+`passed`: every runtime rule when there is nothing to run (no descriptor, no
+usable `cli_argv`, the program is not found: then the tool is
+`missing-requirement`, naming it, as speccify does), the help rules when
+`--help` fails, a rule whose call timed out (that is `no-hang-stdin-closed`'s
+failure). A failed check names the exit code and the last line of stderr, and
+keeps the end of stderr for the page. A tool whose `platforms` exclude this OS
+is `not-applicable`: nothing runs. At most `MAX_CAPABILITY_HELP` capabilities get
+a `<capability> --help` call; the rest are named as not checked.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
 from typing import Any
 
 from ..files import hash_tree
-from ..formats.smarttool import STATIC_RULES, rule_for
-from ..model import Status, Tool
-from ..process import run_process
+from ..formats.smarttool import NO_DESCRIPTOR, RUNTIME_RULES, STATIC_RULE_IDS
+from ..model import CheckStatus, Status, Tool
+from ..process import ProcessResult, run_process
 from .job import Context, Job
-from .judge import excerpt, unfinished
+from .judge import excerpt, last_line, unfinished
 from .outcome import Outcome
 
 CAPABILITY_LINE = re.compile(r"^- `(?P<name>[^`]+)` \[(?P<kind>deterministic|model-backed)\] -- (?P<summary>.+)$", re.MULTILINE)
-DISCLOSES = re.compile(r"model[- ]?backed", re.IGNORECASE)
+DISCLOSES = ("model-backed", "model backed", "modelbacked")  # the kit's words, in lower-cased --help output
 UNKNOWN_CAPABILITY = "__toolcatalog_no_such_capability__"
 TRACEBACK = "Traceback (most recent call last)"
 MAX_CAPABILITY_HELP = 50  # `<capability> --help` calls per tool; each one starts a process
+_SPECS = dict(RUNTIME_RULES)
+PASSED, FAILED, SKIPPED = CheckStatus.PASSED.value, CheckStatus.FAILED.value, CheckStatus.SKIPPED.value
 
 
-def static_checks(tool: Tool) -> list[dict[str, Any]]:
-    failures: dict[str, list[str]] = {}
-    for diagnostic in tool.diagnostics:
-        if diagnostic.severity != "error":
-            continue
-        rule = rule_for(diagnostic)
-        if rule:
-            failures.setdefault(rule, []).append(diagnostic.message)
-    checks = []
-    for rule, spec in STATIC_RULES:
-        if rule == "descriptor-present" and tool.descriptor is None and rule not in failures:
-            checks.append({"id": rule, "status": "skip", "detail": "no smart-tool.json: the manifest stands alone", "spec": spec})
-        elif rule in failures:
-            checks.append({"id": rule, "status": "fail", "detail": "; ".join(failures[rule]), "spec": spec})
-        else:
-            checks.append({"id": rule, "status": "pass", "detail": "", "spec": spec})
-    return checks
+def _check(rule: str, status: str, detail: str = "", stderr: bytes = b"") -> dict[str, Any]:
+    out: dict[str, Any] = {"id": rule, "status": status, "detail": detail, "spec": _SPECS[rule]}
+    if status == FAILED and stderr.strip():
+        out["stderr"] = excerpt(stderr)
+    return out
+
+
+def _skipped(reason: str) -> list[dict[str, Any]]:
+    return [_check(rule, SKIPPED, reason) for rule, _spec in RUNTIME_RULES]
+
+
+def _verdict(checks: list[dict[str, Any]], otherwise: Status = Status.PASSED) -> tuple[str, str]:
+    """The tool's status and detail from its checks: `failed` when any failed."""
+    statuses = [c["status"] for c in checks]
+    failed = [c["id"] for c in checks if c["status"] == FAILED]
+    counts = f"rules: {statuses.count(PASSED)} passed, {len(failed)} failed, {statuses.count(SKIPPED)} skipped"
+    if failed:
+        return Status.FAILED.value, f"{counts} ({', '.join(failed)})"
+    return otherwise.value, counts
+
+
+def _statics(tool: Tool) -> list[dict[str, Any]]:
+    return [{**c.as_dict(), **({"stderr": c.stderr} if c.stderr else {})} for c in tool.checks if c.id in STATIC_RULE_IDS]
 
 
 def _argv(tool: Tool) -> list[str] | None:
@@ -62,46 +78,58 @@ def _argv(tool: Tool) -> list[str] | None:
     return None
 
 
+def locate(program: str, root: Path, path: str | None) -> tuple[str | None, str]:
+    """Where `cli_argv[0]` is (absolute), or None and why it cannot run: a path is taken relative
+    to the distribution root and must be an executable file; a bare name must be on PATH."""
+    if "/" in program or os.sep in program:
+        candidate = Path(program) if os.path.isabs(program) else root / program
+        if not candidate.is_file():
+            return None, f"`{program}` does not exist in the distribution root"
+        if not os.access(candidate, os.X_OK):
+            return None, f"`{program}` is not executable"
+        return str(candidate), ""
+    found = shutil.which(program, path=path)
+    return (found, "") if found else (None, f"not on PATH: {program}")
+
+
 def plan(tool: Tool, ctx: Context) -> Job:
-    statics = static_checks(tool)
+    statics = _statics(tool)
     argv = _argv(tool)
     root = Path(tool.descriptor_source and (ctx.workspace / tool.descriptor_source).parent or tool.dir)
     parts: list[Any] = [hash_tree(root), tool.descriptor]
+
+    def decided(checks: list[dict[str, Any]], status: str, detail: str) -> Job:
+        return Job(parts, outcome={"status": status, "status_detail": detail, "examples": [], "checks": checks, "processes": 0})
+
     if tool.platforms and ctx.platform not in tool.platforms:
-        outcome = {
-            "status": Status.NOT_APPLICABLE.value,
-            "status_detail": f"platforms {', '.join(tool.platforms)} exclude {ctx.platform}",
-            "examples": [],
-            "checks": statics,
-            "processes": 0,
-        }
-        return Job(parts, outcome=outcome)
+        reason = f"platforms {', '.join(tool.platforms)} exclude {ctx.platform}"
+        return decided(statics + _skipped(f"not run: {reason}"), Status.NOT_APPLICABLE.value, reason)
+    if tool.descriptor is None:
+        checks = statics + _skipped(NO_DESCRIPTOR)
+        return decided(checks, *_verdict(checks))
     if argv is None:
-        reason = "not run: no smart-tool.json says how to run this tool" if tool.descriptor is None else "not run: smart-tool.json has no usable `cli_argv`"
-        outcome = {
-            "status": (Status.NOT_RUN if tool.descriptor is None else Status.INVALID).value,
-            "status_detail": reason,
-            "examples": [],
-            "checks": statics,
-            "processes": 0,
-        }
-        return Job(parts, outcome=outcome)
-    # Which program `cli_argv` starts is part of what the results depend on.
-    parts.append(shutil.which(argv[0], path=ctx.tool_env.get("PATH")) or argv[0])
+        checks = statics + _skipped("smart-tool.json has no usable `cli_argv`")
+        return decided(checks, *_verdict(checks))
+    located, why = locate(argv[0], root, ctx.tool_env.get("PATH"))
+    parts.append(located or why)  # which program `cli_argv` starts is part of what results depend on
+    if located is None:
+        checks = statics + _skipped(f"{why}; the tool must be installed or runnable before its checks can run")
+        status, detail = _verdict(checks, Status.MISSING_REQUIREMENT)
+        return decided(checks, status, why if status == Status.MISSING_REQUIREMENT.value else detail)
     smoke = (tool.descriptor or {}).get("deterministic_smoke")
     timeout = ctx.timeout_for()
 
     def task() -> Outcome:
-        return run_rules(tool, argv, smoke if isinstance(smoke, list) else None, root, ctx, timeout, statics)
+        return run_rules(argv, smoke if isinstance(smoke, list) and smoke else None, root, ctx, timeout, statics)
 
     return Job(parts, tasks=[task], finish=lambda results: results[0])
 
 
-def run_rules(tool: Tool, argv: list[str], smoke: list[str] | None, root: Path, ctx: Context, timeout: float, statics: list[dict[str, Any]]) -> Outcome:
+def run_rules(argv: list[str], smoke: list[Any] | None, root: Path, ctx: Context, timeout: float, statics: list[dict[str, Any]]) -> Outcome:
     processes = 0
     hung: list[str] = []
 
-    def call(args: list[str]):
+    def call(args: list[str]) -> ProcessResult:
         nonlocal processes
         result = run_process([*argv, *args], cwd=root, stdin=None, timeout_s=timeout, env=ctx.tool_env, max_stdout=ctx.options.max_output_bytes)
         if result.error is None:
@@ -110,85 +138,94 @@ def run_rules(tool: Tool, argv: list[str], smoke: list[str] | None, root: Path, 
             hung.append(" ".join(args))
         return result
 
-    def text(data: bytes) -> str:
-        return data.decode("utf-8", "replace")
+    def why_not(result: ProcessResult) -> str | None:
+        """Why a call did not succeed (None when it exited 0): the exit code and the last stderr line."""
+        problem = unfinished(result, timeout)
+        if problem:
+            return problem
+        if result.exit_code != 0:
+            line = last_line(result.stderr) or last_line(result.stdout)
+            return f"exit code {result.exit_code}" + (f": {line}" if line else "")
+        return None
 
-    def failure(result: Any) -> str:
-        return unfinished(result, timeout) or f"exit code {result.exit_code}"
+    def judged(rule: str, what: str, result: ProcessResult) -> dict[str, Any]:
+        if result.timed_out:
+            return _check(rule, SKIPPED, f"{what} timed out after {timeout:g}s (see no-hang-stdin-closed)")
+        problem = why_not(result)
+        return _check(rule, FAILED, f"{what}: {problem}", result.stderr) if problem else _check(rule, PASSED)
 
     checks = list(statics)
     help_result = call(["--help"])
-    help_text = text(help_result.stdout)
-    checks.append({
-        "id": "loads-without-provider", "spec": "structure.md",
-        "status": "pass" if help_result.exit_code == 0 else "fail",
-        "detail": "" if help_result.exit_code == 0 else f"`--help` with no provider configured: {failure(help_result)}",
-    })
-    checks.append({
-        "id": "help-discloses-model-backed", "spec": "invocation.md",
-        "status": "pass" if DISCLOSES.search(help_text) else "fail",
-        "detail": "" if DISCLOSES.search(help_text) else "`--help` never says which capabilities are model-backed",
-    })
-    capabilities = [
-        {"name": m.group("name"), "kind": m.group("kind"), "summary": m.group("summary").strip()}
-        for m in CAPABILITY_LINE.finditer(help_text)
-    ]
-    short = call(["-h"])
-    checks.append({
-        "id": "help-short-flag", "spec": "invocation.md",
-        "status": "pass" if short.exit_code == 0 else "fail",
-        "detail": "" if short.exit_code == 0 else f"`-h`: {failure(short)}",
-    })
+    help_ok = why_not(help_result) is None
+    checks.append(judged("loads-without-provider", "`--help` with no provider configured", help_result))
+    help_text = help_result.stdout.decode("utf-8", "replace")
+    if not help_ok:
+        checks.append(_check("help-discloses-model-backed", SKIPPED, "`--help` did not succeed (see loads-without-provider)"))
+    elif any(word in (help_text + help_result.stderr.decode("utf-8", "replace")).lower() for word in DISCLOSES):
+        checks.append(_check("help-discloses-model-backed", PASSED))
+    else:
+        checks.append(_check("help-discloses-model-backed", FAILED, "`--help` never says which capabilities are model-backed"))
+    checks.append(judged("help-short-flag", "`-h`", call(["-h"])))
+
+    capabilities = (
+        [{"name": m.group("name"), "kind": m.group("kind"), "summary": m.group("summary").strip()} for m in CAPABILITY_LINE.finditer(help_text)]
+        if help_ok else []
+    )
     capability_help: dict[str, str] = {}
-    bad_help = []
-    for capability in capabilities[:MAX_CAPABILITY_HELP]:
-        result = call([capability["name"], "--help"])
-        capability_help[capability["name"]] = excerpt(result.stdout, 20000)
-        if result.exit_code != 0:
-            bad_help.append(f"`{capability['name']} --help`: {failure(result)}")
-    notes = list(bad_help)
-    unchecked = capabilities[MAX_CAPABILITY_HELP:]
-    if unchecked:
-        names = ", ".join(f"`{c['name']}`" for c in unchecked[:10]) + (", ..." if len(unchecked) > 10 else "")
-        notes.append(f"{len(unchecked)} more capabilities not checked (only the first {MAX_CAPABILITY_HELP} get a `--help` call): {names}")
-    checks.append({
-        "id": "capability-help", "spec": "invocation.md",
-        "status": ("fail" if bad_help else "pass") if capabilities else "skip",
-        "detail": "; ".join(notes) if capabilities else "`--help` lists no capabilities in the `- `name` [kind] -- summary` form",
-    })
-    if smoke:
-        result = call([str(a) for a in smoke])
-        checks.append({
-            "id": "deterministic-capability-runs", "spec": "structure.md",
-            "status": "pass" if result.exit_code == 0 else "fail",
-            "detail": "" if result.exit_code == 0 else f"`{' '.join(map(str, smoke))}`: {failure(result)}",
-        })
+    if not help_ok:
+        checks.append(_check("capability-help", SKIPPED, "`--help` did not succeed, so the capabilities are unknown"))
+    elif not capabilities:
+        checks.append(_check("capability-help", SKIPPED, "`--help` lists no capabilities in the `- `name` [kind] -- summary` form"))
     else:
-        checks.append({"id": "deterministic-capability-runs", "spec": "structure.md", "status": "skip", "detail": "smart-tool.json has no `deterministic_smoke`"})
+        bad: list[str] = []
+        stderr = b""
+        for capability in capabilities[:MAX_CAPABILITY_HELP]:
+            result = call([capability["name"], "--help"])
+            capability_help[capability["name"]] = excerpt(result.stdout, 20000)
+            problem = why_not(result)
+            if problem:
+                bad.append(f"`{capability['name']} --help`: {problem}")
+                stderr = stderr or result.stderr
+        notes = list(bad)
+        unchecked = capabilities[MAX_CAPABILITY_HELP:]
+        if unchecked:
+            names = ", ".join(f"`{c['name']}`" for c in unchecked[:10]) + (", ..." if len(unchecked) > 10 else "")
+            notes.append(f"{len(unchecked)} more capabilities not checked (only the first {MAX_CAPABILITY_HELP} get a `--help` call): {names}")
+        checks.append(_check("capability-help", FAILED if bad else PASSED, "; ".join(notes), stderr))
+
+    if smoke is None:
+        checks.append(_check("deterministic-capability-runs", SKIPPED, "smart-tool.json has no `deterministic_smoke`"))
+    else:
+        words = [str(a) for a in smoke]
+        result = call(words)
+        problem = why_not(result)
+        what = f"`{' '.join(words)}` with no provider configured"
+        checks.append(_check("deterministic-capability-runs", FAILED, f"{what}: {problem}", result.stderr) if problem else _check("deterministic-capability-runs", PASSED))
+
     unknown = call([UNKNOWN_CAPABILITY])
-    problems = []
-    if unknown.error or unknown.timed_out:
-        problems.append(failure(unknown))
+    if unknown.timed_out:
+        checks.append(_check("failure-names-remedy", SKIPPED, f"the call with an unknown capability timed out after {timeout:g}s (see no-hang-stdin-closed)"))
     else:
-        if unknown.exit_code == 0:
-            problems.append("an unknown capability exits 0")
-        if TRACEBACK in text(unknown.stdout) or TRACEBACK in text(unknown.stderr):
-            problems.append("it prints a Python traceback")
-        if not _json_on_stdout(unknown.stdout):
-            problems.append("no JSON error on stdout")
-    checks.append({"id": "failure-names-remedy", "spec": "invocation.md", "status": "fail" if problems else "pass", "detail": "; ".join(problems)})
-    checks.append({
-        "id": "no-hang-stdin-closed", "spec": "invocation.md",
-        "status": "fail" if hung else "pass",
-        "detail": ("hung with stdin closed: " + ", ".join(hung)) if hung else "",
-    })
+        problems = []
+        problem = unfinished(unknown, timeout)
+        if problem:
+            problems.append(problem)
+        else:
+            if unknown.exit_code == 0:
+                problems.append("an unknown capability exits 0")
+            if TRACEBACK in unknown.stdout.decode("utf-8", "replace") or TRACEBACK in unknown.stderr.decode("utf-8", "replace"):
+                problems.append("it prints a Python traceback")
+            if not _json_on_stdout(unknown.stdout):
+                problems.append("no JSON error on stdout")
+        checks.append(_check("failure-names-remedy", FAILED, "; ".join(problems), unknown.stderr) if problems else _check("failure-names-remedy", PASSED))
+    checks.append(_check("no-hang-stdin-closed", FAILED, "hung with stdin closed: " + ", ".join(hung)) if hung else _check("no-hang-stdin-closed", PASSED))
 
     kinds = {c["kind"] for c in capabilities}
     kind = None if not kinds else kinds.pop() if len(kinds) == 1 else "mixed"
-    failed = [c["id"] for c in checks if c["status"] == "fail"]
+    status, detail = _verdict(checks)
     return {
-        "status": (Status.FAILED if failed else Status.PASSED).value,
-        "status_detail": f"failing rules: {', '.join(failed)}" if failed else f"{sum(c['status'] == 'pass' for c in checks)} rules pass",
+        "status": status,
+        "status_detail": detail,
         "examples": [],
         "checks": checks,
         "capabilities": capabilities,
@@ -207,4 +244,3 @@ def _json_on_stdout(stdout: bytes) -> bool:
         except (ValueError, RecursionError):
             continue
     return False
-

@@ -18,11 +18,11 @@ from typing import Any
 
 from ..files import hash_tree
 from ..matching import parse_json_output
-from ..model import Example, Run, RunStatus, Status, Tool
+from ..model import Example, ExampleStatus, Run, RunStatus, Status, Tool, tally
 from ..process import ProcessResult, interpreter_for, run_process
 from .job import Context, Job
 from .judge import compare, excerpt, last_line, unfinished
-from .outcome import Outcome, not_run_outcome
+from .outcome import Outcome, skipped_outcome
 
 
 def implementation_for(tool: Tool, platform: str) -> Path | None:
@@ -35,24 +35,24 @@ def implementation_for(tool: Tool, platform: str) -> Path | None:
 def plan(tool: Tool, ctx: Context) -> Job:
     parts: list[Any] = [hash_tree(tool.dir)]
     if tool.platforms and ctx.platform not in tool.platforms:
-        return Job(parts, outcome=not_run_outcome(tool, Status.NOT_APPLICABLE, f"platforms {', '.join(tool.platforms)} exclude {ctx.platform}"))
+        return Job(parts, outcome=skipped_outcome(tool, Status.NOT_APPLICABLE, f"platforms {', '.join(tool.platforms)} exclude {ctx.platform}"))
     impl = implementation_for(tool, ctx.platform)
     if impl is None:
-        return Job(parts, outcome=not_run_outcome(tool, Status.NOT_IMPLEMENTED, f"no {ctx.platform}.<ext> implementation beside TOOL.md"))
+        return Job(parts, outcome=skipped_outcome(tool, Status.NOT_IMPLEMENTED, f"no {ctx.platform}.<ext> implementation beside TOOL.md"))
     complete = [e for e in tool.examples if e.has_input and e.has_output]
     if not complete:
-        return Job(parts, outcome=not_run_outcome(tool, Status.NO_EXAMPLES, "no complete example (a `### case` with `input:` and `output:`)"))
+        return Job(parts, outcome=skipped_outcome(tool, Status.NO_EXAMPLES, "no complete example (a `### case` with `input:` and `output:`)"))
     path = ctx.env.get("PATH")
     binaries = [r.name for r in tool.effects.requires if r.kind == "binary"]
     located = {name: shutil.which(name, path=path) for name in binaries}
     parts.append(sorted(located.items()))
     missing = [name for name, where in located.items() if where is None]
     if missing:
-        return Job(parts, outcome=not_run_outcome(tool, Status.MISSING_REQUIREMENT, f"not on PATH: {', '.join(missing)}"))
+        return Job(parts, outcome=skipped_outcome(tool, Status.MISSING_REQUIREMENT, f"not on PATH: {', '.join(missing)}"))
     launcher = interpreter_for(impl)
     parts.append(launcher)
     if launcher is None:
-        return Job(parts, outcome=not_run_outcome(tool, Status.MISSING_REQUIREMENT, f"nothing on PATH can run {impl.name}"))
+        return Job(parts, outcome=skipped_outcome(tool, Status.MISSING_REQUIREMENT, f"nothing on PATH can run {impl.name}"))
 
     timeout = ctx.timeout_for()
     outputs_ok = tool.schema_ok.get("outputs", False)  # checked once, when the manifest was parsed
@@ -66,7 +66,7 @@ def plan(tool: Tool, ctx: Context) -> Job:
 
     def finish(results: list[Run]) -> Outcome:
         examples: list[dict[str, Any]] = [
-            {"status": "not-run", "detail": "incomplete example: it needs an `input:` and an `output:` line", "runs": []}
+            {"status": ExampleStatus.SKIPPED.value, "detail": "incomplete example: it needs an `input:` and an `output:` line", "runs": []}
             for _ in tool.examples
         ]
         for index, run in zip(indexes, results):
@@ -74,7 +74,7 @@ def plan(tool: Tool, ctx: Context) -> Job:
         failed = sum(run.status == RunStatus.FAILED for run in results)
         return {
             "status": (Status.FAILED if failed else Status.PASSED).value,
-            "status_detail": f"{len(results) - failed} of {len(results)} examples pass ({impl.name})",
+            "status_detail": f"{tally([e['status'] for e in examples])} ({impl.name})",
             "examples": examples,
             "processes": sum(run.started for run in results),
         }

@@ -69,8 +69,8 @@ def parse(path: Path, source: str, max_bytes: int) -> Driver:
                     tool_ref=entry["tool"],
                     version_range=entry.get("version") if isinstance(entry.get("version"), str) else None,
                     line=manifest.line(("implements", index)),
-                    drop_inputs=[str(x) for x in narrowing.get("drop_inputs") or [] if isinstance(x, str)],
-                    drop_outputs=[str(x) for x in narrowing.get("drop_outputs") or [] if isinstance(x, str)],
+                    drop_inputs=_names(narrowing.get("drop_inputs")),
+                    drop_outputs=_names(narrowing.get("drop_outputs")),
                     metadata=entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {},
                     timeout_override_ms=timeout if isinstance(timeout, int) and not isinstance(timeout, bool) else None,
                     retry_override=entry.get("retry_override") if isinstance(entry.get("retry_override"), dict) else None,
@@ -78,3 +78,8 @@ def parse(path: Path, source: str, max_bytes: int) -> Driver:
                 )
             )
     return driver
+
+
+def _names(value: Any) -> list[str]:
+    """The strings of a list; nothing from anything else (the schema reports the wrong type)."""
+    return [x for x in value if isinstance(x, str)] if isinstance(value, list) else []

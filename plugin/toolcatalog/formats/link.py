@@ -26,6 +26,7 @@ def link(catalog: Catalog) -> None:
     for tool in catalog.tools:
         if tool.format == "aip-14":
             by_id.setdefault(tool.id, tool)
+    attached_to: dict[int, set[int]] = {}  # id(tool) -> id(driver): identity, not dataclass equality (O(1))
     for driver in catalog.drivers:
         attached = False
         for entry in driver.implements:
@@ -42,8 +43,16 @@ def link(catalog: Catalog) -> None:
                 )
                 continue
             entry.tool_id = tool.id
-            _check_entry(driver, entry, tool)
-            if driver not in tool.drivers:
+            try:
+                _check_entry(driver, entry, tool)
+            except Exception as exc:  # a bug this pair triggers: say so on the driver, link the rest
+                driver.diagnostics.append(
+                    Diagnostic(ERROR, f"internal error while checking this entry ({type(exc).__name__}: {str(exc)[:200]}); please report it",
+                               driver.source, entry.line, "internal-error")
+                )
+            seen = attached_to.setdefault(id(tool), set())
+            if id(driver) not in seen:
+                seen.add(id(driver))
                 tool.drivers.append(driver)
             attached = True
         if not attached:
@@ -75,9 +84,12 @@ def _duplicate_ids(catalog: Catalog) -> None:
         for tool in tools:
             others = ", ".join(t.source for t in tools if t is not tool)
             tool.error(f"the id {tool_id!r} is also used by {others}; ids must be unique in a catalog", None, "duplicate-id")
-    ids = [d.id for d in catalog.drivers]
-    for driver_id in sorted({i for i in ids if ids.count(i) > 1}):
-        drivers = [d for d in catalog.drivers if d.id == driver_id]
+    by_driver_id: dict[str, list[Driver]] = {}
+    for driver in catalog.drivers:
+        by_driver_id.setdefault(driver.id, []).append(driver)
+    for driver_id, drivers in sorted(by_driver_id.items()):
+        if len(drivers) < 2:
+            continue
         for driver in drivers:
             others = ", ".join(d.source for d in drivers if d is not driver)
             driver.diagnostics.append(
@@ -112,12 +124,16 @@ def _check_entry(driver: Driver, entry: Implementation, tool: Tool) -> None:
 
     for key, names in (("inputs", entry.drop_inputs), ("outputs", entry.drop_outputs)):
         schema = getattr(tool, key)
-        declared = set(schema.get("properties") or {}) if isinstance(schema, dict) else set()
+        schema = schema if isinstance(schema, dict) else {}
+        # The contract may be invalid (`properties: [..]`, `required: 5`): only well-formed parts count.
+        properties = schema.get("properties")
+        declared = set(properties) if isinstance(properties, dict) else set()
         for name in names:
             if name not in declared:
                 problem(f"`schema_narrowing.drop_{key}` names {name!r}, which {tool.id!r} does not declare in `{key}`", "driver-narrowing")
-        if key == "inputs" and isinstance(schema, dict):
-            required = set(schema.get("required") or [])
+        if key == "inputs":
+            listed = schema.get("required")
+            required = {r for r in listed if isinstance(r, str)} if isinstance(listed, list) else set()
             for name in names:
                 if name in required:
                     problem(f"`schema_narrowing.drop_inputs` drops {name!r}, which {tool.id!r} requires", "driver-narrowing")
@@ -136,8 +152,8 @@ def _check_entry(driver: Driver, entry: Implementation, tool: Tool) -> None:
                 problem(f"`version` range {entry.version_range!r} does not admit {tool.id!r} version {tool.version}", "driver-version")
 
     constraints = tool.fields.get("driver_constraints") if isinstance(tool.fields.get("driver_constraints"), dict) else {}
-    forbid = constraints.get("forbid") or []
-    require = constraints.get("require_kind") or []
+    forbid = [k for k in constraints.get("forbid") or [] if isinstance(k, str)] if isinstance(constraints.get("forbid"), list) else []
+    require = [k for k in constraints.get("require_kind") or [] if isinstance(k, str)] if isinstance(constraints.get("require_kind"), list) else []
     if driver.kind and driver.kind in forbid:
         problem(f"{tool.id!r} forbids `{driver.kind}` drivers (`driver_constraints.forbid`)", "driver-kind")
     if driver.kind and require and driver.kind not in require:
@@ -155,7 +171,8 @@ def _check_entry(driver: Driver, entry: Implementation, tool: Tool) -> None:
                 problem(f"`{where}.max_attempts` {mine} widens the tool's {theirs} attempts; drivers may only narrow it", "driver-widens")
     tool_cost = tool.fields.get("cost_class", "trivial")
     for where, value in (("cost_override", driver.fields.get("cost_override")), ("implements[].cost_override", entry.cost_override)):
-        if isinstance(value, dict) and value.get("cost_class") in COST_ORDER and tool_cost in COST_ORDER:
+        if isinstance(value, dict) and isinstance(value.get("cost_class"), str) and isinstance(tool_cost, str) \
+                and value["cost_class"] in COST_ORDER and tool_cost in COST_ORDER:
             if COST_ORDER[value["cost_class"]] > COST_ORDER[tool_cost]:
                 problem(f"`{where}.cost_class` {value['cost_class']!r} is costlier than the tool's {tool_cost!r}; drivers may only narrow it", "driver-widens")
 

@@ -5,21 +5,30 @@ and how to run the tool (`cli_argv`, `deterministic_smoke`). The manifest's
 front matter is a closed set. Capabilities and their deterministic/model-backed
 labels are not in either file: only the tool's `--help` says, so they are left
 unknown here and filled in when the tool is run.
+
+The conformance kit's static rules are decided here, from what parsing found
+(`tool.checks`); a rule whose precondition does not hold (no manifest, front
+matter that does not parse, no package version) is `skipped` with the reason.
+Where the kit reads a manifest, so does this parser; in addition, a root with
+no descriptor, or a descriptor that names no manifest, has its manifest looked
+for in `src/<package>/` too (the layout the spec moved to), which the kit does not.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import frontmatter, jsonschemas
-from ..discover import relative
+from ..discover import SMART_TOOL_MD, relative
+from ..files import ReadError, is_inside, read_capped
 from ..frontmatter import ManifestError
-from ..model import Effects, Requirement, Tool
+from ..jsonvalues import loads_limited
+from ..model import ERROR, Check, CheckStatus, Effects, Requirement, Tool
 from . import common
 
 if sys.version_info >= (3, 11):
@@ -37,123 +46,263 @@ _INSTALL_VERBS = frozenset(
     "docker uv cargo go gem make".split()
 )
 
-
-# The conformance kit's static rules, each decided by the manifest diagnostics `rule_for` maps to it.
+# The conformance kit's static rules, plus `manifest-field-shapes` (from the kit's later version),
+# in the order the kit reports them, with the spec document each comes from.
 STATIC_RULES = (
     ("descriptor-present", "packaging.md"),
     ("manifest-present", "packaging.md"),
     ("manifest-frontmatter-parses", "manifest.md"),
     ("manifest-fields-closed", "manifest.md"),
     ("manifest-required-fields", "manifest.md"),
+    ("manifest-field-shapes", "manifest.md"),
     ("manifest-name-format", "manifest.md"),
     ("manifest-version-matches-package", "manifest.md"),
     ("manifest-requires-shape", "manifest.md"),
     ("manifest-single-per-root", "manifest.md"),
 )
+STATIC_RULE_IDS = frozenset(rule for rule, _spec in STATIC_RULES)
+# Decided by running the CLI (conformance/smarttool.py), in the order they are reported.
+RUNTIME_RULES = (
+    ("loads-without-provider", "structure.md"),
+    ("help-discloses-model-backed", "invocation.md"),
+    ("help-short-flag", "invocation.md"),
+    ("capability-help", "invocation.md"),
+    ("deterministic-capability-runs", "structure.md"),
+    ("failure-names-remedy", "invocation.md"),
+    ("no-hang-stdin-closed", "invocation.md"),
+)
+RUNTIME_RULE_IDS = tuple(rule for rule, _spec in RUNTIME_RULES)
+NO_DESCRIPTOR = "no smart-tool.json at the distribution root"
 
 
-def rule_for(diagnostic: Any) -> str | None:
-    code, message = diagnostic.code, diagnostic.message
-    if code in ("descriptor-manifest",):
-        return "manifest-present"
-    if code == "descriptor" or code == "json-syntax":
-        return "descriptor-present"
-    if code.startswith(("frontmatter", "yaml", "manifest-too", "manifest-unreadable", "manifest-encoding")):
-        return "manifest-frontmatter-parses"
-    if code == "version-mismatch":
-        return "manifest-version-matches-package"
-    if code == "requires-install" or (code == "schema" and message.startswith("`requires")):
-        return "manifest-requires-shape"
-    if code == "manifest-single-per-root":
-        return "manifest-single-per-root"
-    if code == "schema":
-        if message.startswith("unknown field"):
-            return "manifest-fields-closed"
-        if message.startswith("missing required field"):
-            return "manifest-required-fields"
-        if message.startswith("`name`"):
-            return "manifest-name-format"
+@dataclass
+class _Findings:
+    """What parsing one distribution found, for `_static_checks`."""
+
+    descriptor: list[str] | None = None  # problems with smart-tool.json; None: there is none
+    manifest_named: list[str] = field(default_factory=list)  # problems with its `manifest`
+    manifest_read: bool = False  # a SMART_TOOL.md was read (the named one, or the fallback)
+    parse_problems: list[str] = field(default_factory=list)
+    data: dict[str, Any] | None = None  # the front matter, when it parsed
+    by_rule: dict[str, list[str]] = field(default_factory=dict)  # schema and install problems per rule
+    package: tuple[str | None, str] = (None, "")  # (package version, where it comes from | why there is none)
+    manifests: list[str] = field(default_factory=list)  # every SMART_TOOL.md under the root
+
+
+def _static_checks(found: _Findings) -> list[Check]:
+    specs = dict(STATIC_RULES)
+    passed, failed, skipped = CheckStatus.PASSED, CheckStatus.FAILED, CheckStatus.SKIPPED
+
+    def check(rule: str, status: CheckStatus, detail: str = "") -> Check:
+        return Check(rule, status, detail, specs[rule])
+
+    def by_problems(rule: str, problems: list[str] | None, ok: str = "") -> Check:
+        return check(rule, failed, "; ".join(problems)) if problems else check(rule, passed, ok)
+
+    out: list[Check] = []
+    if found.descriptor is None:
+        out.append(check("descriptor-present", failed, NO_DESCRIPTOR))
+        out.append(check("manifest-present", failed, "no smart-tool.json names a manifest"))
+    else:
+        out.append(by_problems("descriptor-present", found.descriptor))
+        out.append(by_problems("manifest-present", found.manifest_named))
+    data = found.data
+    if not found.manifest_read:
+        out.append(check("manifest-frontmatter-parses", skipped, "no manifest to parse"))
+    else:
+        out.append(by_problems("manifest-frontmatter-parses", found.parse_problems))
+    unavailable = "no manifest to check" if not found.manifest_read else "the front matter did not parse"
+    for rule in ("manifest-fields-closed", "manifest-required-fields", "manifest-field-shapes"):
+        out.append(check(rule, skipped, unavailable) if data is None else by_problems(rule, found.by_rule.get(rule)))
+    if data is None or "name" not in data:
+        out.append(check("manifest-name-format", skipped, unavailable if data is None else "no `name` field to check"))
+    else:
+        out.append(by_problems("manifest-name-format", found.by_rule.get("manifest-name-format")))
+    package_version, where = found.package
+    rule = "manifest-version-matches-package"
+    if data is None or data.get("version") is None:
+        out.append(check(rule, skipped, unavailable if data is None else "no `version` field to compare"))
+    elif package_version is None:
+        out.append(check(rule, skipped, where))
+    elif str(data["version"]).strip() != package_version.strip():
+        out.append(check(rule, failed, f"`version` {str(data['version'])!r} differs from {package_version!r} in {where}"))
+    else:
+        out.append(check(rule, passed, f"{package_version}, as in {where}"))
+    if data is None:
+        out.append(check("manifest-requires-shape", skipped, unavailable))
+    elif data.get("requires") in (None, []):
+        out.append(check("manifest-requires-shape", skipped, "no `requires` entries to check"))
+    else:
+        out.append(by_problems("manifest-requires-shape", found.by_rule.get("manifest-requires-shape")))
+    if not found.manifests:
+        out.append(check("manifest-single-per-root", skipped, "no SMART_TOOL.md under the distribution root"))
+    elif len(found.manifests) > 1:
+        listed = ", ".join(found.manifests)
+        out.append(check("manifest-single-per-root", failed, f"{len(found.manifests)} SMART_TOOL.md files under the distribution root: {listed}"))
+    else:
+        out.append(check("manifest-single-per-root", passed))
+    return out
+
+
+def _rule_of(error: Any) -> str:
+    """The static rule a schema violation of the front matter belongs to."""
+    path = tuple(error.absolute_path)
+    if not path and error.validator == "additionalProperties":
+        return "manifest-fields-closed"
+    if not path and error.validator == "required":
         return "manifest-required-fields"
-    return None
+    if path[:1] == ("name",):
+        return "manifest-name-format"
+    if path[:1] == ("requires",):
+        return "manifest-requires-shape"
+    return "manifest-field-shapes"
 
 
-def parse_distribution(
-    descriptor_path: Path, workspace: Path, max_bytes: int, other_manifests: list[Path] | None = None
-) -> tuple[Tool, Path | None]:
-    """A tool from a descriptor. Returns the tool and the manifest path it claimed."""
+def parse_distribution(descriptor_path: Path, workspace: Path, max_bytes: int, inside: list[Path] | None = None) -> tuple[Tool, Path | None]:
+    """A tool from a descriptor. `inside`: every SMART_TOOL.md found below its root (nested
+    distributions excluded). Returns the tool and the manifest path it read."""
     root = descriptor_path.parent
+    inside = sorted(inside or [])
     source = relative(descriptor_path, workspace)
     tool = Tool(id=root.name, name=root.name, format="smart-tool", source=source, abs_path=descriptor_path)
     tool.descriptor_source = source
-    desc_sink = common.Sink(source, tool.diagnostics)
-    try:
-        descriptor, _raw = frontmatter.read_json(descriptor_path, max_bytes)
-    except ManifestError as exc:
-        desc_sink.error(f"smart-tool.json: {exc.message}", exc.line, exc.code)
-        return tool, None
-    if not isinstance(descriptor, dict):
-        desc_sink.error("smart-tool.json must be a JSON object", 1, "descriptor")
-        return tool, None
-    tool.descriptor = descriptor
-    for error in jsonschemas.leaf_errors(jsonschemas.validate_bundled(DESCRIPTOR_SCHEMA, descriptor)):
-        desc_sink.error(f"smart-tool.json: {common.describe_error(error)}", _json_line(descriptor_path, error.absolute_path), "descriptor")
-    for key in descriptor:
-        if key not in DESCRIPTOR_FIELDS:
-            desc_sink.warning(
-                f"smart-tool.json: unknown field `{key}`; the descriptor only says where the manifest is and how to run the tool",
-                _json_line(descriptor_path, [key]),
-                "descriptor-unknown-field",
-            )
+    found = _Findings(descriptor=[], manifests=[relative(p, root) for p in inside])
+    sink = common.Sink(source, tool.diagnostics)
 
-    manifest_ref = descriptor.get("manifest")
-    if not isinstance(manifest_ref, str) or not manifest_ref:
-        return tool, None
-    manifest_path = Path(os.path.normpath(root / manifest_ref))
-    line = _json_line(descriptor_path, ["manifest"])
-    if not _inside(manifest_path, root):
-        desc_sink.error(f"smart-tool.json: `manifest` {manifest_ref!r} points outside the distribution root", line, "descriptor-manifest")
-        return tool, None
-    if manifest_path.name != "SMART_TOOL.md":
-        desc_sink.error(f"smart-tool.json: `manifest` {manifest_ref!r} must name a file called SMART_TOOL.md", line, "descriptor-manifest")
-    if not manifest_path.is_file():
-        desc_sink.error(f"smart-tool.json: `manifest` {manifest_ref!r} does not exist", line, "descriptor-manifest")
-        return tool, None
-    tool.source = relative(manifest_path, workspace)
-    tool.abs_path = manifest_path
-    _parse_manifest(tool, manifest_path, root, max_bytes)
-    for other in other_manifests or []:
-        if Path(os.path.realpath(other)) != Path(os.path.realpath(manifest_path)):
-            desc_sink.error(
-                f"the distribution root holds another SMART_TOOL.md ({relative(other, workspace)}); exactly one manifest per root is allowed",
-                None,
-                "manifest-single-per-root",
-            )
+    def descriptor_error(message: str, line: int | None, code: str) -> None:
+        sink.error(f"smart-tool.json: {message}", line, code)
+        assert found.descriptor is not None
+        found.descriptor.append(message)
+
+    descriptor: Any = None
+    text = ""
+    try:
+        descriptor, raw = frontmatter.read_json(descriptor_path, max_bytes)
+        text = raw.decode("utf-8")
+    except ManifestError as exc:
+        descriptor_error(exc.message, exc.line, exc.code)
+    if descriptor is not None and not isinstance(descriptor, dict):
+        descriptor_error("must be a JSON object", 1, "descriptor")
+    manifest_path: Path | None = None
+    named = False
+    if isinstance(descriptor, dict):
+        tool.descriptor = descriptor
+        for error in jsonschemas.leaf_errors(jsonschemas.validate_bundled(DESCRIPTOR_SCHEMA, descriptor)):
+            descriptor_error(common.describe_error(error), _json_line(text, error.absolute_path), "descriptor")
+        for key in descriptor:
+            if key not in DESCRIPTOR_FIELDS:
+                sink.warning(
+                    f"smart-tool.json: unknown field `{key}`; the descriptor only says where the manifest is and how to run the tool",
+                    _json_line(text, [key]),
+                    "descriptor-unknown-field",
+                )
+        ref = descriptor.get("manifest")
+        if isinstance(ref, str) and ref.strip():
+            named = True
+            manifest_path = _named_manifest(ref, root, _json_line(text, ["manifest"]), sink, found)
+    if not named:
+        # The kit still checks the root's SMART_TOOL.md then (we also look in src/<package>/).
+        found.manifest_named.append("smart-tool.json does not name a manifest (see descriptor-present)")
+        manifest_path = _primary(inside, root)
+    if manifest_path is not None:
+        tool.source = relative(manifest_path, workspace)
+        tool.abs_path = manifest_path
+        _parse_manifest(tool, manifest_path, root, max_bytes, found)
+        _more_manifests(sink, manifest_path, inside, workspace)
+    tool.checks = _static_checks(found)
     return tool, manifest_path
 
 
-def parse_standalone(manifest_path: Path, workspace: Path, max_bytes: int, search_root: Path) -> Tool:
-    """A SMART_TOOL.md no descriptor claims: validated and rendered, never run."""
+def parse_standalone(manifests: list[Path], root: Path, workspace: Path, max_bytes: int) -> Tool:
+    """A tool from the SMART_TOOL.md files of one distribution root that no descriptor claims
+    (see `standalone_root`): validated, shown and given the static checks, never run."""
+    manifests = sorted(manifests)
+    manifest_path = _primary(manifests, root) or manifests[0]
     source = relative(manifest_path, workspace)
     tool = Tool(id=manifest_path.parent.name, name=manifest_path.parent.name, format="smart-tool", source=source, abs_path=manifest_path)
-    root = _package_root(manifest_path.parent, search_root) or manifest_path.parent
-    _parse_manifest(tool, manifest_path, root, max_bytes)
+    found = _Findings(manifests=[relative(p, root) for p in manifests])
+    _parse_manifest(tool, manifest_path, root, max_bytes, found)
     common.Sink(source, tool.diagnostics).warning(
         "no smart-tool.json names this manifest, so nothing says how to run the tool; its runtime checks are skipped",
         None,
         "descriptor-missing",
     )
+    _more_manifests(common.Sink(source, tool.diagnostics), manifest_path, manifests, workspace)
+    tool.checks = _static_checks(found)
     return tool
 
 
-def _parse_manifest(tool: Tool, path: Path, root: Path, max_bytes: int) -> None:
+def standalone_root(manifest_path: Path, search_root: Path) -> Path:
+    """The distribution root of a SMART_TOOL.md no descriptor claims, by the two layouts the spec
+    has used: the manifest's own folder, or the folder above `src/` for `src/<package>/SMART_TOOL.md`
+    (never above the folder searched)."""
+    folder = manifest_path.parent
+    if folder.parent.name == "src" and is_inside(folder.parent.parent, search_root):
+        return folder.parent.parent
+    return folder
+
+
+def _named_manifest(ref: str, root: Path, line: int | None, sink: common.Sink, found: _Findings) -> Path | None:
+    """The manifest the descriptor names, when it can be read; else None, with the problem noted."""
+    path = Path(os.path.normpath(root / ref))
+
+    def problem(message: str) -> None:
+        sink.error(f"smart-tool.json: {message}", line, "descriptor-manifest")
+        found.manifest_named.append(message)
+
+    if not is_inside(path, root):
+        problem(f"`manifest` {ref!r} points outside the distribution root")
+        return None
+    if path.name != SMART_TOOL_MD:
+        problem(f"`manifest` {ref!r} must name a file called SMART_TOOL.md")
+    if not path.is_file():
+        problem(f"`manifest` {ref!r} does not exist")
+        return None
+    return path
+
+
+def _primary(manifests: list[Path], root: Path) -> Path | None:
+    """The manifest a root's checks read when no descriptor names one: the root's own
+    SMART_TOOL.md (the kit's choice), else one in `src/<package>/` (the spec's layout)."""
+    for path in manifests:
+        if path.parent == root:
+            return path
+    for path in manifests:
+        if path.parent.parent == root / "src":
+            return path
+    return None
+
+
+def _more_manifests(sink: common.Sink, manifest_path: Path, manifests: list[Path], workspace: Path) -> None:
+    for other in manifests:
+        if os.path.realpath(other) != os.path.realpath(manifest_path):
+            sink.error(
+                f"the distribution root holds another SMART_TOOL.md ({relative(other, workspace)}); exactly one manifest per root is allowed",
+                None,
+                "manifest-single-per-root",
+            )
+
+
+def _parse_manifest(tool: Tool, path: Path, root: Path, max_bytes: int, found: _Findings) -> None:
     sink = common.Sink(tool.source, tool.diagnostics)
+    found.manifest_read = True
+    found.package = package_version_of(root, max_bytes)
+    before = len(tool.diagnostics)
     manifest = common.read_manifest(path, sink, max_bytes)
+    found.parse_problems = [d.message for d in tool.diagnostics[before:] if d.severity == ERROR]
     if manifest is None:
         return
     data: dict[str, Any] = manifest.data
+    found.data = data
     tool.fields = data
     tool.body, tool.body_line = manifest.body, manifest.body_line
-    common.schema_diagnostics(sink, manifest, jsonschemas.validate_bundled(MANIFEST_SCHEMA, data))
+    groups: dict[str, list[Any]] = {}
+    for error in jsonschemas.leaf_errors(jsonschemas.validate_bundled(MANIFEST_SCHEMA, data)):
+        groups.setdefault(_rule_of(error), []).append(error)
+    for rule, errors in groups.items():
+        before = len(tool.diagnostics)
+        common.schema_diagnostics(sink, manifest, errors)
+        found.by_rule.setdefault(rule, []).extend(d.message for d in tool.diagnostics[before:])
     allowed = set(jsonschemas.bundled(MANIFEST_SCHEMA).get("properties") or {})
     tool.extra = {k: v for k, v in data.items() if k not in allowed}
 
@@ -179,11 +328,9 @@ def _parse_manifest(tool: Tool, path: Path, root: Path, max_bytes: int) -> None:
             if isinstance(install, str):
                 problem = install_problem(install)
                 if problem:
-                    sink.error(
-                        f"`requires[{index}].install` {install!r} {problem}; it must be a doc path or URL, never a command",
-                        manifest.line(("requires", index, "install")),
-                        "requires-install",
-                    )
+                    message = f"`requires[{index}].install` {install!r} {problem}; it must be a doc path or URL, never a command"
+                    sink.error(message, manifest.line(("requires", index, "install")), "requires-install")
+                    found.by_rule.setdefault("manifest-requires-shape", []).append(message)
             if isinstance(entry.get("name"), str):
                 requirements.append(
                     Requirement(
@@ -196,11 +343,10 @@ def _parse_manifest(tool: Tool, path: Path, root: Path, max_bytes: int) -> None:
                 )
     tool.effects = Effects(requires=requirements)
 
-    package_version, package_file = package_version_of(root)
-    if package_version is not None and tool.version is not None and package_version != tool.version:
+    package_version, where = found.package
+    if package_version is not None and tool.version is not None and package_version.strip() != tool.version.strip():
         sink.error(
-            f"`version` {tool.version!r} differs from the package version {package_version!r} in {package_file}; "
-            "they must be equal",
+            f"`version` {tool.version!r} differs from the package version {package_version!r} in {where}; they must be equal",
             manifest.line(("version",)),
             "version-mismatch",
         )
@@ -222,63 +368,41 @@ def install_problem(install: str) -> str | None:
     return None
 
 
-def package_version_of(root: Path) -> tuple[str | None, str | None]:
-    """The static package version at a distribution root, if it declares one."""
+def package_version_of(root: Path, max_bytes: int = frontmatter.DEFAULT_MAX_BYTES) -> tuple[str | None, str]:
+    """The static package version at a distribution root: (version, where it comes from), or
+    (None, why there is none). `pyproject.toml` wins over `package.json`, as in the kit. Each is
+    read capped, and only when it is a regular file inside the root."""
     pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
+    if os.path.lexists(pyproject):
         try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
-            return None, None
+            data = tomllib.loads(read_capped(pyproject, max_bytes, inside=root).decode("utf-8"))
+        except ReadError as exc:
+            return None, f"pyproject.toml is not read: {exc.message}"
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+            return None, "pyproject.toml cannot be parsed"
         project = data.get("project") if isinstance(data.get("project"), dict) else {}
         version = project.get("version")
         if isinstance(version, str):
             return version, "pyproject.toml"
-        return None, None  # dynamic or absent: not checked, like the kit's SKIP
+        return None, "pyproject.toml declares no static [project].version (dynamic or absent)"
     package_json = root / "package.json"
-    if package_json.is_file():
+    if os.path.lexists(package_json):
         try:
-            data = json.loads(package_json.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):  # ValueError: bad JSON or UTF-8, over-long integers
-            return None, None
+            data = loads_limited(read_capped(package_json, max_bytes, inside=root).decode("utf-8"))
+        except ReadError as exc:
+            return None, f"package.json is not read: {exc.message}"
+        except ValueError:  # bad JSON or UTF-8, over-long integers, nested too deep
+            return None, "package.json cannot be parsed"
         if isinstance(data, dict) and isinstance(data.get("version"), str):
             return data["version"], "package.json"
-    return None, None
+        return None, "package.json has no `version`"
+    return None, "no package definition (pyproject.toml or package.json) at the distribution root"
 
 
-def _package_root(start: Path, stop: Path) -> Path | None:
-    """The distribution root of a manifest no descriptor claims, by the layouts the spec has used.
-
-    Either the manifest sits at the root (older layout) or in `src/<package>/` below it. Walking
-    further up would find the repository's own package and compare against the wrong version.
-    """
-    candidates = [start]
-    if start.parent.name == "src":
-        candidates.append(start.parent.parent)
-    for candidate in candidates:
-        if not _inside(candidate, stop):
-            break
-        if (candidate / "pyproject.toml").is_file() or (candidate / "package.json").is_file():
-            return candidate
-    return None
-
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        Path(os.path.realpath(path)).relative_to(os.path.realpath(root))
-        return True
-    except ValueError:
-        return False
-
-
-def _json_line(path: Path, where: Any) -> int | None:
-    """Best-effort line of a top-level key in a JSON file (JSON has no line API)."""
+def _json_line(text: str, where: Any) -> int | None:
+    """Best-effort line of a top-level key in a JSON file's text (JSON has no line API)."""
     parts = list(where)
     if not parts:
         return 1
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
     match = re.search(r'"' + re.escape(str(parts[0])) + r'"\s*:', text)
     return text.count("\n", 0, match.start()) + 1 if match else None

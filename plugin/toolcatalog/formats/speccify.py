@@ -192,11 +192,11 @@ def parse_examples(body: str, body_line: int, sink: common.Sink) -> list[Example
             except json.JSONDecodeError as exc:
                 sink.error(f"example {title!r}: `{kind}:` is not valid JSON ({exc.msg} at column {exc.colno})", line, "example-json")
                 continue
+            except jsonvalues.TooDeepError as exc:
+                sink.error(f"example {title!r}: `{kind}:` is refused: {exc}", line, "example-json")
+                continue
             except ValueError as exc:  # NaN/Infinity, or an integer too long for Python to convert
                 sink.error(f"example {title!r}: `{kind}:` is not valid JSON ({exc})", line, "example-json")
-                continue
-            except RecursionError:
-                sink.error(f"example {title!r}: `{kind}:` nests too deeply to read", line, "example-json")
                 continue
             setattr(example, kind, value)
         examples.append(example)

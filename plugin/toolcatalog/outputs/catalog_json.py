@@ -17,9 +17,6 @@ whether the run results came from the cache or a fresh run.
 from __future__ import annotations
 
 import json
-import math
-import os
-import re
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
@@ -30,6 +27,7 @@ from ..files import file_digest
 from ..model import Catalog, Diagnostic, Driver, Example, Run, Status, Tool
 from ..options import CATALOG_SCHEMA_SITE_PATH, Options, output_paths
 from ..safety import hints
+from ..scrub import clean, scrubber
 from . import integrity
 from .provenance import Origin, runner
 from .site import Site, generated_at, reference
@@ -40,7 +38,6 @@ READABLE_VERSIONS = (1, 2)  # what `toolcatalog diff` reads
 GENERATOR = {"name": "mkdocs-toolcatalog", "version": __version__}
 SCHEMA_RESOURCE = "catalog.schema.json"  # in toolcatalog/schemas/
 SCHEMA_SITE_PATH = CATALOG_SCHEMA_SITE_PATH
-_DOUBLE_MAX = int(1.7976931348623157e308)  # the largest finite double, as an integer
 
 
 class CatalogError(Exception):
@@ -158,48 +155,8 @@ def status_counts(tools: list[Tool]) -> dict[str, Any]:
 
 
 # -- machine-specific text ---------------------------------------------------------------------
-def scrubber(root: Path) -> Any:
-    """A function that rewrites this machine's absolute paths in a string.
-
-    The workspace becomes relative (`<root>/a/b` -> `a/b`, `<root>` -> `.`) and the home folder
-    `~`. Longest first, and only whole path components (`/work/main` never matches inside
-    `/work/main2`). Only text that comes from running tools (details, outputs, diagnostics) is
-    scrubbed; contract text is published as written.
-    """
-    candidates: dict[str, str] = {}
-    home = os.path.expanduser("~")
-    for value, label in ((home, "~"), (os.path.realpath(home), "~")):
-        candidates[value.rstrip(os.sep)] = label
-    for value in (str(root), os.path.realpath(root)):
-        candidates[value.rstrip(os.sep) + os.sep] = ""
-        candidates[value.rstrip(os.sep)] = "."
-    # A one-component prefix ("/") would rewrite every path; "/root" or "/home" is fine.
-    usable = sorted(((p, r) for p, r in candidates.items() if len(p.strip(os.sep)) > 0), key=lambda x: (-len(x[0]), x[0]))
-    pattern = re.compile("|".join(re.escape(p) + ("" if p.endswith(os.sep) else r"(?![\w\-]|\.[\w\-])") for p, _ in usable))
-    table = dict(usable)
-
-    def scrub(text: str) -> str:
-        if not usable or os.sep not in text:
-            return text
-        return pattern.sub(lambda m: table[m.group(0)], text)
-
-    return scrub
-
-
-def clean(value: Any, scrub: Any = None) -> Any:
-    """`value` as strict JSON: `scrub` applied to every string; NaN, infinities and integers too
-    large for a double (beyond about 1.8e308, which a JSON reader would make infinite) made null."""
-    if isinstance(value, str):
-        return scrub(value) if scrub else value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _DOUBLE_MAX:
-        return None
-    if isinstance(value, dict):
-        return {(scrub(k) if scrub and isinstance(k, str) else k): clean(v, scrub) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [clean(v, scrub) for v in value]
-    return value
+# `scrubber` and `clean` live in scrub.py: the engine scrubs results once, before the model sees
+# them; the catalog applies them again to what running tools produced, which changes nothing more.
 
 
 def validate(document: Any, where: str = "catalog") -> None:
@@ -255,7 +212,7 @@ def document(catalog: Catalog, options: Options | None = None, site: Site | None
     options = options or Options()
     site = site or Site()
     paths = output_paths(options)
-    scrub = scrubber(catalog.root)
+    scrub = scrubber(catalog.root, [catalog.root / p for p in options.paths])
     origin = Origin.of(catalog.root, site)
     tools = sorted(catalog.tools, key=lambda t: (t.id, t.source))
     diagnostics = [*catalog.diagnostics, *(extra_diagnostics or [])]
