@@ -213,7 +213,7 @@ def _export(args: argparse.Namespace) -> int:
         print(_stats_line(pipeline.check(build)), file=sys.stderr)
     files = build.outputs()
     written = outputs.write(files, Path(args.output))
-    print(f"wrote {len(written)} files to {args.output}", file=sys.stderr)
+    print(printable(f"wrote {len(written)} files to {args.output}"), file=sys.stderr)
     failing = pipeline.failing(build)
     for tool in failing:
         print(printable(f"toolcatalog: {tool.id}: status {tool.status.value} is listed in `fail_on`"), file=sys.stderr)
@@ -239,16 +239,16 @@ def _markdown(args: argparse.Namespace) -> int:
         files[path] = text
     for path in sorted(files):
         if path not in previous and docs.joinpath(*path.split("/")).exists():
-            print(f"toolcatalog: {path} exists in {docs} and was not written by toolcatalog; it is kept", file=sys.stderr)
+            print(printable(f"toolcatalog: {path} exists in {docs} and was not written by toolcatalog; it is kept"), file=sys.stderr)
             del files[path]
     written = outputs.write(files, docs)
     for path in sorted(previous - set(files)):  # pages of tools that are gone
         _remove(docs, path)
     write_atomic(docs / GENERATED_RECORD, json.dumps({"generator": "mkdocs-toolcatalog", "files": sorted(files)}, indent=1) + "\n")
-    print(f"wrote {len(written)} files to {docs}", file=sys.stderr)
+    print(printable(f"wrote {len(written)} files to {docs}"), file=sys.stderr)
     failing = pipeline.failing(build)
     for tool in failing:
-        print(f"toolcatalog: {tool.id}: status {tool.status.value} is listed in `fail_on`", file=sys.stderr)
+        print(printable(f"toolcatalog: {tool.id}: status {tool.status.value} is listed in `fail_on`"), file=sys.stderr)
     return EXIT_PROBLEMS if failing else EXIT_OK
 
 

@@ -9,7 +9,7 @@ equal, with `1 == 1.0` but a boolean never equal to a number.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from .jsonvalues import MAX_DEPTH, is_unicode, too_deep
 
@@ -20,12 +20,15 @@ _MAX_SHOWN = 80
 _MAX_DEPTH = 200
 
 
-def _show(value: Any) -> str:
-    """Compact JSON for a message, shortened to about 80 characters."""
+def _show(value: Any, scrub: Callable[[str], str] | None = None) -> str:
+    """Compact JSON for a message, shortened to about 80 characters (after `scrub`, so a machine
+    path is rewritten whole, never cut in half first)."""
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
     except (ValueError, TypeError, RecursionError):
         text = repr(value)
+    if scrub is not None:
+        text = scrub(text)
     if len(text) > _MAX_SHOWN:
         text = text[: _MAX_SHOWN - 3] + "..."
     return text
@@ -60,14 +63,15 @@ def _scalar_equal(expected: Any, actual: Any) -> bool:
     return type(expected) is type(actual) and expected == actual
 
 
-def differences(expected: Any, actual: Any, path: str = "$") -> list[str]:
-    """Where `actual` fails to match `expected`, one line per place, at most 20."""
+def differences(expected: Any, actual: Any, path: str = "$", scrub: Callable[[str], str] | None = None) -> list[str]:
+    """Where `actual` fails to match `expected`, one line per place, at most 20. `scrub` rewrites
+    the values shown (machine paths) before they are shortened."""
     out: list[str] = []
-    _diff(expected, actual, path, out, 0)
+    _diff(expected, actual, path, out, 0, scrub)
     return out[:MAX_DIFFERENCES]
 
 
-def _diff(expected: Any, actual: Any, path: str, out: list[str], depth: int) -> None:
+def _diff(expected: Any, actual: Any, path: str, out: list[str], depth: int, scrub: Callable[[str], str] | None = None) -> None:
     if len(out) >= MAX_DIFFERENCES:
         return
     if depth > _MAX_DEPTH:
@@ -75,7 +79,7 @@ def _diff(expected: Any, actual: Any, path: str, out: list[str], depth: int) -> 
         return
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
-            out.append(f"{path}: expected {_show(expected)}, got {_show(actual)}")
+            out.append(f"{path}: expected {_show(expected)}, got {_show(actual, scrub)}")
             return
         for key, want in expected.items():
             if len(out) >= MAX_DIFFERENCES:
@@ -88,11 +92,11 @@ def _diff(expected: Any, actual: Any, path: str, out: list[str], depth: int) -> 
             else:
                 out.append(f"{sub}: missing")
                 continue
-            _diff(want, got, sub, out, depth + 1)
+            _diff(want, got, sub, out, depth + 1, scrub)
         return
     if isinstance(expected, (list, tuple)):
         if not isinstance(actual, (list, tuple)):
-            out.append(f"{path}: expected {_show(expected)}, got {_show(actual)}")
+            out.append(f"{path}: expected {_show(expected)}, got {_show(actual, scrub)}")
             return
         if len(expected) != len(actual):
             noun = "item" if len(expected) == 1 else "items"
@@ -101,10 +105,10 @@ def _diff(expected: Any, actual: Any, path: str, out: list[str], depth: int) -> 
         for index, (want, got) in enumerate(zip(expected, actual)):
             if len(out) >= MAX_DIFFERENCES:
                 return
-            _diff(want, got, f"{path}[{index}]", out, depth + 1)
+            _diff(want, got, f"{path}[{index}]", out, depth + 1, scrub)
         return
     if not _scalar_equal(expected, actual):
-        out.append(f"{path}: expected {_show(expected)}, got {_show(actual)}")
+        out.append(f"{path}: expected {_show(expected)}, got {_show(actual, scrub)}")
 
 
 def _reject_constant(name: str) -> Any:

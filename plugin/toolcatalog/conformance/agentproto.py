@@ -184,7 +184,7 @@ def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, pr
     run.argv = [Path(argv[0]).name, *argv[1:]]
     result = run_process(argv, cwd=driver.abs_path.parent, stdin=None, timeout_s=timeout, env=ctx.env, max_stdout=ctx.options.max_output_bytes)
     run.started, run.exit_code = result.error is None, result.exit_code
-    run.stderr, run.duration_ms = excerpt(result.stderr), int(result.duration_s * 1000)
+    run.stderr, run.duration_ms = excerpt(result.stderr, scrub=ctx.scrub), int(result.duration_s * 1000)
     problem = unfinished(result, timeout)
     if problem:
         run.detail = problem
@@ -196,8 +196,8 @@ def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, pr
             # dispatch), the error code taken from `output.exit_codes` for this exit code.
             codes = output.get("exit_codes") if isinstance(output.get("exit_codes"), dict) else {}
             code = {str(k): v for k, v in codes.items()}.get(str(result.exit_code), "error")
-            return settle_failure(run, expected, error_envelope(str(code), last_line(result.stderr), result.exit_code))
-        run.detail = exit_failure(result)
+            return settle_failure(run, expected, error_envelope(str(code), last_line(result.stderr, ctx.scrub), result.exit_code), ctx.scrub)
+        run.detail = exit_failure(result, ctx.scrub)
         return run
     stream = result.stderr if output.get("stream") == "stderr" else result.stdout
     if wants_json:
@@ -207,4 +207,4 @@ def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, pr
             return run
     else:
         actual = stream.decode("utf-8", "replace")
-    return settle(run, example, actual, outputs)
+    return settle(run, example, actual, outputs, ctx.scrub)

@@ -17,6 +17,7 @@ from typing import Any, Callable
 from ..model import Tool
 from ..options import Options
 from ..process import scrubbed_env
+from ..scrub import Scrub, scrubber
 from .outcome import Outcome
 
 Task = Callable[[], Any]
@@ -39,6 +40,7 @@ class Context:
     tool_env: dict[str, str]  # for smart tools: provider variables removed too
     platform: str
     workspace: Path
+    scrub: Scrub  # this machine's paths out of any text a run produces (see scrub.py)
 
     def timeout_for(self, tool_timeout_ms: int | None = None) -> float:
         timeout = float(self.options.timeout)
@@ -66,4 +68,5 @@ def make_context(options: Options, workspace: Path) -> Context:
         tool_env=scrubbed_env(options.env, drop_provider_vars=True),
         platform=current_platform(),
         workspace=workspace,
+        scrub=scrubber(workspace, [workspace / p for p in options.paths]),
     )

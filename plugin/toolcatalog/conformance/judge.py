@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from .. import jsonschemas
 from ..matching import differences, unwrap_envelope
@@ -19,14 +19,23 @@ from ..model import Run, RunStatus
 from ..process import ProcessResult
 
 
-def excerpt(data: bytes, limit: int = 2000) -> str:
-    """The end of a stream as text, at most `limit` characters (the end is where errors are)."""
+Scrub = Callable[[str], str]
+
+
+def _text(data: bytes, scrub: Scrub | None) -> str:
+    # Machine paths are rewritten before any text is cut, so none is left half-shown.
     text = data.decode("utf-8", "replace")
+    return scrub(text) if scrub is not None else text
+
+
+def excerpt(data: bytes, limit: int = 2000, scrub: Scrub | None = None) -> str:
+    """The end of a stream as text, at most `limit` characters (the end is where errors are)."""
+    text = _text(data, scrub)
     return text if len(text) <= limit else "…" + text[-limit:]
 
 
-def last_line(data: bytes) -> str:
-    lines = [line for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+def last_line(data: bytes, scrub: Scrub | None = None) -> str:
+    lines = [line for line in _text(data, scrub).splitlines() if line.strip()]
     return lines[-1].strip()[:300] if lines else ""
 
 
@@ -43,8 +52,8 @@ def unfinished(result: ProcessResult, timeout: float) -> str | None:
     return None
 
 
-def exit_failure(result: ProcessResult) -> str:
-    line = last_line(result.stderr)
+def exit_failure(result: ProcessResult, scrub: Scrub | None = None) -> str:
+    line = last_line(result.stderr, scrub)
     return f"exit code {result.exit_code}" + (f": {line}" if line else "")
 
 
@@ -63,9 +72,9 @@ def schema_problems(outputs: Any, actual: Any) -> list[str]:
     ]
 
 
-def compare(expected: Any, has_expected: bool, actual: Any, outputs: Any) -> str:
+def compare(expected: Any, has_expected: bool, actual: Any, outputs: Any, scrub: Scrub | None = None) -> str:
     """Why `actual` does not satisfy the example and the contract; "" when it does."""
-    reasons = differences(expected, actual) if has_expected else []
+    reasons = differences(expected, actual, scrub=scrub) if has_expected else []
     reasons += schema_problems(outputs, actual)
     return "; ".join(reasons)
 
@@ -77,17 +86,17 @@ def error_envelope(code: str, message: str, exit_code: int | None = None) -> dic
     return {"ok": False, "error": error}
 
 
-def settle(run: Run, example: Any, result: Any, outputs: Any) -> Run:
+def settle(run: Run, example: Any, result: Any, outputs: Any, scrub: Scrub | None = None) -> Run:
     """Judge a successful call's result against the example and the contract."""
     run.actual, run.has_actual = unwrap_envelope(result), True
-    run.detail = compare(example.output, example.has_output, run.actual, outputs)
+    run.detail = compare(example.output, example.has_output, run.actual, outputs, scrub)
     run.status = RunStatus.FAILED if run.detail else RunStatus.PASSED
     return run
 
 
-def settle_failure(run: Run, expected: Any, envelope: dict[str, Any]) -> Run:
+def settle_failure(run: Run, expected: Any, envelope: dict[str, Any], scrub: Scrub | None = None) -> Run:
     """Judge a failed call against an example that documents a failure."""
     run.actual, run.has_actual = envelope, True
-    run.detail = "; ".join(differences(expected, envelope))
+    run.detail = "; ".join(differences(expected, envelope, scrub=scrub))
     run.status = RunStatus.FAILED if run.detail else RunStatus.PASSED
     return run

@@ -91,9 +91,9 @@ def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix
         errlog.flush()
         size = os.fstat(errlog.fileno()).st_size
         stderr = os.pread(errlog.fileno(), STDERR_TAIL, max(0, size - STDERR_TAIL))
-        run.stderr = excerpt(stderr)
+        run.stderr = excerpt(stderr, scrub=ctx.scrub)
         if result is None and run.detail.startswith("MCP call failed") and last_line(stderr):
-            run.detail += f" (server stderr: {last_line(stderr)})"
+            run.detail += f" (server stderr: {last_line(stderr, ctx.scrub)})"
     run.started = True
     run.duration_ms = int((time.monotonic() - started) * 1000)
     if result is None:
@@ -104,10 +104,10 @@ def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix
         if documents_failure(expected):
             # An example that documents a failure: compare with the error as an AIP-14 envelope.
             error = value.get("error") if isinstance(value, dict) and isinstance(value.get("error"), dict) else None
-            return settle_failure(run, expected, {"ok": False, "error": error if error is not None else {"message": text}})
+            return settle_failure(run, expected, {"ok": False, "error": error if error is not None else {"message": text}}, ctx.scrub)
         run.detail = "the MCP tool returned an error: " + (text or "")[:300]
         return run
-    return settle(run, example, value, outputs)
+    return settle(run, example, value, outputs, ctx.scrub)
 
 
 def _leaf(exc: BaseException) -> BaseException:

@@ -45,10 +45,10 @@ _SPECS = dict(RUNTIME_RULES)
 PASSED, FAILED, SKIPPED = CheckStatus.PASSED.value, CheckStatus.FAILED.value, CheckStatus.SKIPPED.value
 
 
-def _check(rule: str, status: str, detail: str = "", stderr: bytes = b"") -> dict[str, Any]:
+def _check(rule: str, status: str, detail: str = "", stderr: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {"id": rule, "status": status, "detail": detail, "spec": _SPECS[rule]}
     if status == FAILED and stderr.strip():
-        out["stderr"] = excerpt(stderr)
+        out["stderr"] = stderr
     return out
 
 
@@ -138,13 +138,16 @@ def run_rules(argv: list[str], smoke: list[Any] | None, root: Path, ctx: Context
             hung.append(" ".join(args))
         return result
 
+    def tail(data: bytes) -> str:
+        return excerpt(data, scrub=ctx.scrub)
+
     def why_not(result: ProcessResult) -> str | None:
         """Why a call did not succeed (None when it exited 0): the exit code and the last stderr line."""
         problem = unfinished(result, timeout)
         if problem:
             return problem
         if result.exit_code != 0:
-            line = last_line(result.stderr) or last_line(result.stdout)
+            line = last_line(result.stderr, ctx.scrub) or last_line(result.stdout, ctx.scrub)
             return f"exit code {result.exit_code}" + (f": {line}" if line else "")
         return None
 
@@ -152,7 +155,7 @@ def run_rules(argv: list[str], smoke: list[Any] | None, root: Path, ctx: Context
         if result.timed_out:
             return _check(rule, SKIPPED, f"{what} timed out after {timeout:g}s (see no-hang-stdin-closed)")
         problem = why_not(result)
-        return _check(rule, FAILED, f"{what}: {problem}", result.stderr) if problem else _check(rule, PASSED)
+        return _check(rule, FAILED, f"{what}: {problem}", tail(result.stderr)) if problem else _check(rule, PASSED)
 
     checks = list(statics)
     help_result = call(["--help"])
@@ -178,14 +181,14 @@ def run_rules(argv: list[str], smoke: list[Any] | None, root: Path, ctx: Context
         checks.append(_check("capability-help", SKIPPED, "`--help` lists no capabilities in the `- `name` [kind] -- summary` form"))
     else:
         bad: list[str] = []
-        stderr = b""
+        stderr = ""
         for capability in capabilities[:MAX_CAPABILITY_HELP]:
             result = call([capability["name"], "--help"])
-            capability_help[capability["name"]] = excerpt(result.stdout, 20000)
+            capability_help[capability["name"]] = excerpt(result.stdout, 20000, ctx.scrub)
             problem = why_not(result)
             if problem:
                 bad.append(f"`{capability['name']} --help`: {problem}")
-                stderr = stderr or result.stderr
+                stderr = stderr or tail(result.stderr)
         notes = list(bad)
         unchecked = capabilities[MAX_CAPABILITY_HELP:]
         if unchecked:
@@ -200,7 +203,7 @@ def run_rules(argv: list[str], smoke: list[Any] | None, root: Path, ctx: Context
         result = call(words)
         problem = why_not(result)
         what = f"`{' '.join(words)}` with no provider configured"
-        checks.append(_check("deterministic-capability-runs", FAILED, f"{what}: {problem}", result.stderr) if problem else _check("deterministic-capability-runs", PASSED))
+        checks.append(_check("deterministic-capability-runs", FAILED, f"{what}: {problem}", tail(result.stderr)) if problem else _check("deterministic-capability-runs", PASSED))
 
     unknown = call([UNKNOWN_CAPABILITY])
     if unknown.timed_out:
@@ -217,7 +220,7 @@ def run_rules(argv: list[str], smoke: list[Any] | None, root: Path, ctx: Context
                 problems.append("it prints a Python traceback")
             if not _json_on_stdout(unknown.stdout):
                 problems.append("no JSON error on stdout")
-        checks.append(_check("failure-names-remedy", FAILED, "; ".join(problems), unknown.stderr) if problems else _check("failure-names-remedy", PASSED))
+        checks.append(_check("failure-names-remedy", FAILED, "; ".join(problems), tail(unknown.stderr)) if problems else _check("failure-names-remedy", PASSED))
     checks.append(_check("no-hang-stdin-closed", FAILED, "hung with stdin closed: " + ", ".join(hung)) if hung else _check("no-hang-stdin-closed", PASSED))
 
     kinds = {c["kind"] for c in capabilities}

@@ -92,29 +92,29 @@ def run_case(example: Example, launcher: list[str], tool: Tool, outputs_ok: bool
         # Shown on the page: the interpreter and file by name, never this machine's absolute paths.
         argv=[Path(launcher[0]).name, *(Path(a).name if Path(a).parent == tool.dir else a for a in launcher[1:])],
         exit_code=result.exit_code,
-        stderr=excerpt(result.stderr),
+        stderr=excerpt(result.stderr, scrub=ctx.scrub),
         duration_ms=int(result.duration_s * 1000),
         started=result.error is None,
     )
-    run.detail = judge_case(example.output, result, tool.outputs if outputs_ok else None, timeout, run)
+    run.detail = judge_case(example.output, result, tool.outputs if outputs_ok else None, timeout, run, ctx.scrub)
     if not run.detail:
         run.status = RunStatus.PASSED
     return run
 
 
-def judge_case(expected: Any, result: ProcessResult, outputs: Any, timeout: float, run: Run) -> str:
+def judge_case(expected: Any, result: ProcessResult, outputs: Any, timeout: float, run: Run, scrub: Any = None) -> str:
     """Why a case failed ("" when it passed), by the reference rules. Fills `run.actual`."""
     problem = unfinished(result, timeout)
     if problem:
         return problem
     if not result.stdout.strip() and result.exit_code not in (0, None):
-        line = last_line(result.stderr)
+        line = last_line(result.stderr, scrub)
         return f"exit code {result.exit_code} with empty stdout" + (f": {line}" if line else "")
     ok, actual, detail = parse_json_output(result.stdout)
     if not ok:
         return detail
     run.actual, run.has_actual = actual, True
-    differing = compare(expected, True, actual, outputs)
+    differing = compare(expected, True, actual, outputs, scrub)
     reasons = [differing] if differing else []
     if isinstance(expected, dict) and expected.get("ok") is True and result.exit_code != 0:
         reasons.append(f"exit code {result.exit_code} with ok: true")
