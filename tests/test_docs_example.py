@@ -33,7 +33,7 @@ def test_the_library_example_runs_as_documented(tmp_path: Path) -> None:
     assert result.stderr.strip() == "1 tool(s) have a status listed in `fail_on`: Broken Name (invalid)"
     lines = result.stdout.splitlines()
     assert re.fullmatch(r"4 tools checked, \d+ processes started", lines[0]), lines
-    assert "add-numbers: passed (1 of 1 examples pass (linux.py))" in lines
+    assert "add-numbers: passed (1 passed, 0 failed, 0 skipped (linux.py))" in lines
     assert any(line.startswith("Broken Name: invalid") for line in lines)
     catalog = json.loads((tmp_path / "public/catalog.json").read_text(encoding="utf-8"))
     assert len(catalog["tools"]) == 4 and (tmp_path / "public/mcp-tools.json").is_file()

@@ -98,7 +98,8 @@ def test_the_issue_case_is_not_read_only_anywhere(tmp_path: Path) -> None:
     # the filter and the catalog while the MCP list called it destructive.
     effects = Effects(mutates=[], risk_level=3, approval="always")
     assert effects.read_only is False
-    assert annotations(effects) == {"readOnlyHint": False, "destructiveHint": True}
+    hints = annotations(effects)
+    assert hints["readOnlyHint"] is False and hints["destructiveHint"] is True
 
 
 def speccify_counts_workspace(root: Path, incomplete: bool = True) -> None:
