@@ -100,7 +100,7 @@ def test_a_tool_that_writes_into_its_own_folder_is_a_cache_hit_on_the_next_build
         print(json.dumps(data))
         """)
     folder = speccify_tool(tmp_path / "ws", "writer", [("one", {"x": 1}, {"x": 1})], files={f"{PLATFORM}.py": impl})
-    options = dict(cache=True, cache_dir=str(tmp_path / "cache"))
+    options = dict(cache=True, cache_dir=str(tmp_path / "cache"), sandbox="off")  # sandboxed, the write never reaches the folder
     first, stats = run_check(tmp_path / "ws", **options)
     assert stats.processes == 1 and tool_of(first, "writer").status == "passed"
     assert (folder / "runs.log").read_text() == "ran\n"
@@ -213,7 +213,7 @@ def test_a_planted_cache_entry_of_the_wrong_shape_is_a_miss(tmp_path: Path, dama
 def test_the_command_survives_a_planted_cache_entry_without_a_traceback(tmp_path: Path) -> None:
     work = tmp_path / "ws"
     counted_workspace(work, tmp_path / "calls.log")
-    mkdocs_project(work, {"cache_dir": str(tmp_path / "cache"), "jobs": 2})
+    mkdocs_project(work, {"cache_dir": str(tmp_path / "cache"), "jobs": 2, "sandbox": "off"})  # calls.log is outside the workspace
     first = toolcatalog("check", str(work), "--json")
     assert first.returncode == 0, first.stderr
     calls = len((tmp_path / "calls.log").read_text().splitlines())

@@ -9,6 +9,10 @@ The results cache has its own file, test_cache.py.
 No assertion measures time: a process that must be stopped leaves a file behind
 if it is not, and a hang is caught by a generous subprocess or tool timeout.
 
+Tests that learn what a tool did from files it writes into tmp_path (process ids, markers, the
+environment it saw) run with `sandbox: off`: in the sandbox those writes never reach the disk
+(tests/test_sandbox.py covers that). The others run as a build does by default.
+
 Every tool written here lives in tmp_path, so the autouse `no_leftovers`
 fixture can tell, after each test, whether any process whose command line or
 working directory is inside tmp_path is still alive.
@@ -206,7 +210,7 @@ def test_timeout_kills_the_whole_group_including_a_grandchild_holding_the_pipe(t
     time.sleep(120)
     """
     speccify_tool(tmp_path, "sleeper", [("hangs", {}, {"ok": True})], files={f"{PLATFORM}.py": impl})
-    catalog, _ = run_check(tmp_path, timeout=1.0)
+    catalog, _ = run_check(tmp_path, timeout=1.0, sandbox="off")
     example = tool_of(catalog, "sleeper").examples[0]
     assert example.status == "failed" and example.detail == "timed out after 1s"
     leader, grandchild = map(int, pids.read_text().split())
@@ -229,7 +233,7 @@ def test_leader_exits_but_a_grandchild_keeps_the_pipe_open(tmp_path: Path) -> No
     print(json.dumps({{"ok": True}}), flush=True)
     """
     speccify_tool(tmp_path, "daemonish", [("returns, leaves a child", {}, {"ok": True})], files={f"{PLATFORM}.py": impl})
-    catalog, _ = run_check(tmp_path, timeout=60.0)
+    catalog, _ = run_check(tmp_path, timeout=60.0, sandbox="off")
     example = tool_of(catalog, "daemonish").examples[0]
     # Passed, not timed out: the leftover was killed when its parent exited, not waited for until the timeout.
     assert example.status == "passed", example.detail
@@ -462,7 +466,7 @@ def test_mutating_tool_runs_only_when_allowed(tmp_path: Path) -> None:
     aip_driver(tmp_path, "notes-cli", "notes.write", bin="python3", bin_args=["w.py"], output={"default_format": "json"},
                entry=cli_entry("${input.path}"), files={"w.py": writer})
 
-    catalog, stats = run_check(tmp_path)
+    catalog, stats = run_check(tmp_path, sandbox="off")
     tool = tool_of(catalog, "notes.write")
     assert tool.status == "not-run" and "allow_mutating" in tool.status_detail
     assert tool.examples[0].status == "skipped" and "allow_mutating" in tool.examples[0].detail
@@ -471,7 +475,7 @@ def test_mutating_tool_runs_only_when_allowed(tmp_path: Path) -> None:
 
     for allowed in (["notes.write"], ["notes.*"]):
         side_effect.unlink(missing_ok=True)
-        catalog, stats = run_check(tmp_path, allow_mutating=allowed)
+        catalog, stats = run_check(tmp_path, allow_mutating=allowed, sandbox="off")
         tool = tool_of(catalog, "notes.write")
         assert tool.status == "passed", [e.detail for e in tool.examples]
         assert stats.processes == 1 and side_effect.read_text() == "x"
@@ -507,7 +511,7 @@ def test_tool_timeout_ms_bounds_the_call(tmp_path: Path) -> None:
     aip_tool(tmp_path, "demo.slow", timeout_ms=1500, examples=[{"name": "slow", "input": {}, "output": {}}])
     aip_driver(tmp_path, "slow-cli", "demo.slow", bin="python3", bin_args=["sleep.py"], output={"default_format": "json"},
                files={"sleep.py": sleeper})
-    catalog, _ = run_check(tmp_path, timeout=30.0)  # the tool's 1.5 s wins over the option's 30 s
+    catalog, _ = run_check(tmp_path, timeout=30.0, sandbox="off")  # the tool's 1.5 s wins over the option's 30 s
     tool = tool_of(catalog, "demo.slow")
     assert tool.examples[0].detail == "slow-cli: timed out after 1.5s" and tool.status == "failed"
     assert gone(int(pids.read_text()))
@@ -590,7 +594,7 @@ def test_mcp_stdio_driver(tmp_path: Path) -> None:
         {"name": "wrong expectation", "input": {"a": 2, "b": 2}, "output": {"sum": 5}},
         {"name": "no expectation", "input": {"a": 1, "b": 0.5}},
     ], pid_file)
-    catalog, stats = run_check(tmp_path)
+    catalog, stats = run_check(tmp_path, sandbox="off")
     tool = tool_of(catalog, "demo.add")
     driver = tool.drivers[0]
     assert driver.valid and driver.run_status["demo.add"] == "ran", driver.diagnostics
@@ -616,7 +620,7 @@ def test_mcp_error_results_and_non_object_inputs(tmp_path: Path) -> None:
         {"name": "unexpected error", "input": {"a": "x", "b": 1}, "output": {"sum": 2}},
         {"name": "a list", "input": [2, 2], "output": {"sum": 4}},
     ], tmp_path / "pids.txt", outputs={"type": "object"})
-    catalog, _ = run_check(tmp_path)
+    catalog, _ = run_check(tmp_path, sandbox="off")
     detail = {e.title: (e.status, e.detail) for e in tool_of(catalog, "demo.err").examples}
     assert detail["documented rejection"] == ("passed", "")
     assert detail["wrong code"] == ("failed", 'math-err: $.error.code: expected "not_found", got "input_invalid"')
@@ -630,7 +634,7 @@ def test_mcp_server_that_never_answers_times_out_and_is_stopped(tmp_path: Path) 
         {"name": "hangs", "input": {"a": 1, "b": 1}, "output": {"sum": 2}},
     ], pid_file, timeout_ms=1000)
     write(folder / "hang", "")
-    catalog, _ = run_check(tmp_path)
+    catalog, _ = run_check(tmp_path, sandbox="off")
     example = tool_of(catalog, "demo.hang").examples[0]
     assert example.status == "failed" and example.detail == "math-hang: timed out after 1s"
     # Stopped, not left to its 120 s; the SDK adds its own shutdown grace (stdin close, 2 s wait, SIGTERM).
@@ -643,7 +647,7 @@ def test_mcp_errors_name_their_cause(tmp_path: Path) -> None:
     mcp_workspace(tmp_path, "math-wrong-name", "demo.wrongname", example, pid_file, mcp_tool="subtract")
     crashing = mcp_workspace(tmp_path, "math-crash", "demo.crash", example, pid_file)
     write(crashing / "crash", "")
-    catalog, _ = run_check(tmp_path)
+    catalog, _ = run_check(tmp_path, sandbox="off")
     wrong = tool_of(catalog, "demo.wrongname").examples[0]
     assert wrong.status == "failed" and wrong.detail == "math-wrong-name: MCP call failed: MCPError: unknown tool: subtract", wrong.detail
     crash = tool_of(catalog, "demo.crash").examples[0]
@@ -686,7 +690,7 @@ def test_smart_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     smart_tool(tmp_path, "loose", descriptor=False)
 
     # OPENAI_API_KEY is even listed in `env`: provider variables never reach a smart tool.
-    catalog, _ = run_check(tmp_path, env=["OPENAI_API_KEY", "SMARTY_MODEL", "TOOLCATALOG_TEST_PASSED"])
+    catalog, _ = run_check(tmp_path, env=["OPENAI_API_KEY", "SMARTY_MODEL", "TOOLCATALOG_TEST_PASSED"], sandbox="off")
 
     smarty = tool_of(catalog, "smarty")
     assert smarty.status == "passed", smarty.status_detail
@@ -727,7 +731,7 @@ def test_smart_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_smart_tool_that_hangs_fails_no_hang(tmp_path: Path) -> None:
     smart_tool(tmp_path, "hangs", behaving_smart_cli("hangs", hang_short=True), smoke=["stats"])
-    catalog, _ = run_check(tmp_path, timeout=5.0)  # the hang costs one timeout, not its 120 s
+    catalog, _ = run_check(tmp_path, timeout=5.0, sandbox="off")  # the hang costs one timeout, not its 120 s
     tool = tool_of(catalog, "hangs")
     checks = {c.id: c for c in tool.checks}
     assert checks["no-hang-stdin-closed"].status == "failed" and "-h" in checks["no-hang-stdin-closed"].detail
@@ -741,7 +745,7 @@ def test_a_smart_tool_for_another_platform_is_not_applicable(tmp_path: Path) -> 
     calls = tmp_path / "calls.log"
     smart_tool(tmp_path / "ws", "elsewhere", counting_smart_cli(2, calls), platforms=[OTHER_PLATFORM], smoke=["cap-0"])
     smart_tool(tmp_path / "ws", "here", counting_smart_cli(2, calls), platforms=[PLATFORM], smoke=["cap-0"])
-    catalog, stats = run_check(tmp_path / "ws")
+    catalog, stats = run_check(tmp_path / "ws", sandbox="off")
     elsewhere = tool_of(catalog, "elsewhere")
     assert elsewhere.status == "not-applicable", elsewhere.status_detail
     assert elsewhere.status_detail == f"platforms {OTHER_PLATFORM} exclude {PLATFORM}"
@@ -758,7 +762,7 @@ def test_a_smart_tool_for_another_platform_is_not_applicable(tmp_path: Path) -> 
 def test_capability_help_calls_are_capped(tmp_path: Path) -> None:
     calls = tmp_path / "calls.log"
     smart_tool(tmp_path / "ws", "wide", counting_smart_cli(60, calls), smoke=["cap-0"])
-    catalog, _ = run_check(tmp_path / "ws")
+    catalog, _ = run_check(tmp_path / "ws", sandbox="off")
     tool = tool_of(catalog, "wide")
     assert len(tool.capabilities) == 60  # all listed
     helps = [json.loads(line) for line in calls.read_text().splitlines()]
@@ -850,7 +854,7 @@ def policy_workspace(root: Path, marker: Path) -> None:
 
 def test_strict_build_fails_on_a_failing_example_and_names_it(tmp_path: Path) -> None:
     policy_workspace(tmp_path, tmp_path / "marker.txt")
-    mkdocs_project(tmp_path, {"cache": False, "jobs": 2})
+    mkdocs_project(tmp_path, {"sandbox": "off", "cache": False, "jobs": 2})
     result = build(tmp_path, "--strict", check=False)
     assert result.returncode != 0
     assert ".agent/tools/adder/TOOL.md" in result.stderr
@@ -864,7 +868,7 @@ def test_strict_build_fails_on_a_failing_example_and_names_it(tmp_path: Path) ->
 
 def test_fail_on_fails_even_quietly(tmp_path: Path) -> None:
     policy_workspace(tmp_path, tmp_path / "marker.txt")
-    mkdocs_project(tmp_path, {"cache": False, "jobs": 2, "fail_on": ["failed"]})
+    mkdocs_project(tmp_path, {"sandbox": "off", "cache": False, "jobs": 2, "fail_on": ["failed"]})
     result = build(tmp_path, "-q", check=False)
     assert result.returncode != 0
     assert "fail_on" in result.stderr and "adder (failed)" in result.stderr
@@ -873,7 +877,7 @@ def test_fail_on_fails_even_quietly(tmp_path: Path) -> None:
 def test_run_examples_off_starts_nothing(tmp_path: Path) -> None:
     marker = tmp_path / "marker.txt"
     policy_workspace(tmp_path, marker)
-    mkdocs_project(tmp_path, {"run_examples": False, "fail_on": ["failed"]})
+    mkdocs_project(tmp_path, {"sandbox": "off", "run_examples": False, "fail_on": ["failed"]})
     result = build(tmp_path, "--strict")
     assert "processes started" not in result.stderr
     adder = site_catalog(tmp_path)["tools"][0]
@@ -932,7 +936,7 @@ def test_ctrl_c_stops_queued_and_running_examples(tmp_path: Path) -> None:
     speccify_tool(tmp_path, "sleepy", [(f"case {i}", {"i": i}, {"i": i}) for i in range(6)],
                   files={f"{PLATFORM}.py": impl})
     proc = subprocess.Popen(
-        [sys.executable, "-m", "toolcatalog.cli", "check", str(tmp_path), "--jobs", "1", "--no-cache"],
+        [sys.executable, "-m", "toolcatalog.cli", "check", str(tmp_path), "--jobs", "1", "--no-cache", "--sandbox", "off"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
@@ -968,7 +972,7 @@ def test_malformed_or_risky_contracts_never_run(tmp_path: Path) -> None:
         aip_tool(tmp_path, tool_id, examples=[{"name": "one", "input": {}, "output": {"n": 1}}], **fields)
         aip_driver(tmp_path, f"{tool_id}-cli", tool_id, bin="python3", bin_args=["run.py"],
                    output={"default_format": "json"}, entry=cli_entry(), files={"run.py": script})
-    catalog, _ = run_check(tmp_path)
+    catalog, _ = run_check(tmp_path, sandbox="off")
     assert not marker.exists()
     for tool_id in cases:
         tool = tool_of(catalog, tool_id)
@@ -976,5 +980,5 @@ def test_malformed_or_risky_contracts_never_run(tmp_path: Path) -> None:
     assert tool_of(catalog, "demo.string-mutates").effects.mutates is None  # never shown as read-only
     assert "invalid" in tool_of(catalog, "demo.list-approval").examples[0].detail
     assert "risk level is 3" in tool_of(catalog, "demo.risky").examples[0].detail
-    catalog, _ = run_check(tmp_path, allow_mutating=["demo.risky"])
+    catalog, _ = run_check(tmp_path, allow_mutating=["demo.risky"], sandbox="off")
     assert tool_of(catalog, "demo.risky").status == "passed" and marker.exists()

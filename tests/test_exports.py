@@ -183,7 +183,7 @@ def test_two_builds_cold_and_warm_cache_give_the_same_bytes(tmp_path: Path) -> N
     assert str(Path.home()) + "/" not in text
     assert '"duration_ms"' not in text and '"stderr"' not in text and '"generated_at"' not in text
     runs = [r for t in data["tools"] for e in t["examples"] for r in e["runs"]]
-    assert runs and all(set(r) <= {"status", "detail", "driver", "actual", "exit_code"} for r in runs)
+    assert runs and all(set(r) <= {"status", "detail", "driver", "actual", "exit_code", "sandbox", "observed", "undeclared_effects"} for r in runs)
     # UTF-8 without escapes, sorted keys, trailing newline.
     assert "“Crème brûlée” into a slug — accents folded, naïvely." in text and "\\u" not in text
     assert text == catalog_json.dumps(data)

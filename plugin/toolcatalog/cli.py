@@ -56,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     check.add_argument("--jobs", type=int, help="processes at once (default: the config's, else one per CPU)")
     check.add_argument("--timeout", type=float, help="seconds per process (default: the config's, else 30)")
     check.add_argument("--no-cache", action="store_true", help="ignore and do not write cached results")
+    check.add_argument("--sandbox", choices=("auto", "required", "off"), help="isolate example processes (default: the config's, else auto)")
     check.add_argument("--json", action="store_true", help="print the catalog JSON instead of a table")
     check.set_defaults(handler=_check)
 
@@ -70,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     export.add_argument("--jobs", type=int, help="processes at once (default: the config's, else one per CPU)")
     export.add_argument("--timeout", type=float, help="seconds per process (default: the config's, else 30)")
     export.add_argument("--no-cache", action="store_true", help="ignore and do not write cached results")
+    export.add_argument("--sandbox", choices=("auto", "required", "off"), help="isolate example processes (default: the config's, else auto)")
     export.add_argument("--site-url", help="base URL for absolute links (default: mkdocs.yml's site_url; \"\" for none)")
     export.set_defaults(handler=_export)
 
@@ -85,6 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     markdown.add_argument("--jobs", type=int, help="processes at once (default: the config's, else one per CPU)")
     markdown.add_argument("--timeout", type=float, help="seconds per process (default: the config's, else 30)")
     markdown.add_argument("--no-cache", action="store_true", help="ignore and do not write cached results")
+    markdown.add_argument("--sandbox", choices=("auto", "required", "off"), help="isolate example processes (default: the config's, else auto)")
     markdown.add_argument("--site-url", help="base URL for absolute links (default: mkdocs.yml's site_url; \"\" for none)")
     markdown.set_defaults(handler=_markdown)
 
@@ -156,7 +159,7 @@ def _prepare(args: argparse.Namespace, workspace: Path, project: Project, docs_d
         changes["paths"] = list(args.paths)
     if args.exclude:
         changes["exclude"] = [*project.options.exclude, *args.exclude]
-    for name in ("jobs", "timeout"):
+    for name in ("jobs", "timeout", "sandbox"):
         value = getattr(args, name, None)
         if value is not None:
             changes[name] = value
@@ -172,7 +175,8 @@ def _prepare(args: argparse.Namespace, workspace: Path, project: Project, docs_d
 
 
 def _stats_line(stats) -> str:
-    return f"{stats.tools} tools checked in {stats.seconds:.1f}s: {stats.processes} processes started, {stats.cached} from the cache"
+    return (f"{stats.tools} tools checked in {stats.seconds:.1f}s: {stats.processes} processes started, {stats.cached} from the cache"
+            f"\nexample processes: {stats.sandbox}")
 
 
 def _validate(args: argparse.Namespace) -> int:

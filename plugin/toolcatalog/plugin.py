@@ -96,6 +96,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
                 "checked %d tools in %.1fs: %d processes started, %d tools' results from the cache",
                 stats.tools, stats.seconds, stats.processes, stats.cached,
             )
+            log.info("example processes: %s", stats.sandbox)
             for line in report.failures(build.catalog):
                 log.warning(line)
         try:

@@ -19,9 +19,8 @@ from ..files import hash_tree
 from ..formats import aip14
 from ..matching import parse_json_output
 from ..model import Driver, ExampleStatus, Implementation, Run, RunStatus, Status, Tool, tally
-from ..process import run_process
 from . import argv as argv_mod
-from . import mcp_stdio
+from . import effects, mcp_stdio
 from .job import Context, Job
 from .judge import documents_failure, error_envelope, excerpt, exit_failure, last_line, settle, settle_failure, unfinished
 from .outcome import Outcome, skipped_outcome
@@ -126,6 +125,7 @@ def plan(tool: Tool, ctx: Context) -> Job:
             else:
                 status, detail = ExampleStatus.SKIPPED, "; ".join(f"{r.driver}: {r.detail}" for r in runs)
             examples.append({"status": status.value, "detail": detail, "runs": [r.to_json() for r in runs]})
+        all_runs = [run for runs in per_example for run in runs]
         counts = [e["status"] for e in examples]
         if ExampleStatus.FAILED in counts:
             status = Status.FAILED
@@ -133,13 +133,18 @@ def plan(tool: Tool, ctx: Context) -> Job:
             status = Status.PASSED
         else:
             status = Status.NOT_RUN
-        return {
+        outcome = {
             "status": status.value,
             "status_detail": tally(counts),
             "examples": examples,
             "drivers": drivers,
             "processes": sum(run.started for run in results),
         }
+        network = any(effects.declared(tool, ctx, driver).network for driver, _, _ in runnable)
+        report = effects.report(tool, all_runs, ctx, network)
+        if report is not None:
+            outcome["sandbox"] = report
+        return outcome
 
     return Job(parts, tasks=tasks, finish=finish)
 
@@ -154,9 +159,12 @@ def _task(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefi
         timeout_ms = min(x for x in (aip14.timeout_ms(tool), _int(driver.fields.get("timeout_override_ms")), entry.timeout_override_ms) if x)
         timeout = ctx.timeout_for(timeout_ms)
         outputs = tool.outputs if outputs_ok else None
+        rules = effects.declared(tool, ctx, driver)
         if driver.kind == "mcp":
-            return mcp_stdio.call(tool, example, driver, entry, prefix, ctx, timeout, outputs, run)
-        return _run_cli(tool, example, driver, entry, prefix, ctx, timeout, outputs, run)
+            run = mcp_stdio.call(tool, example, driver, entry, prefix, ctx, timeout, outputs, run, rules)
+        else:
+            run = _run_cli(tool, example, driver, entry, prefix, ctx, timeout, outputs, run, rules)
+        return effects.settle(run, rules, str(ctx.workspace))
 
     return task
 
@@ -165,7 +173,8 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix: list[str], ctx: Context, timeout: float, outputs: Any, run: Run) -> Run:
+def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix: list[str], ctx: Context, timeout: float, outputs: Any, run: Run,
+             rules: effects.Declared) -> Run:
     cli = entry.metadata.get("cli") if isinstance(entry.metadata.get("cli"), dict) else {}
     template = cli.get("argv", [])
     try:
@@ -182,7 +191,9 @@ def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, pr
         wants_json = True
     argv = [*prefix, *args]
     run.argv = [Path(argv[0]).name, *argv[1:]]
-    result = run_process(argv, cwd=driver.abs_path.parent, stdin=None, timeout_s=timeout, env=ctx.env, max_stdout=ctx.options.max_output_bytes)
+    spawned = ctx.run(argv, cwd=driver.abs_path.parent, stdin=None, timeout_s=timeout, env=ctx.env, network=rules.network, hidden=rules.hidden)
+    result = spawned.result
+    run.sandbox, run.observed = spawned.mechanism, spawned.observed
     run.started, run.exit_code = result.error is None, result.exit_code
     run.stderr, run.duration_ms = excerpt(result.stderr, scrub=ctx.scrub), int(result.duration_s * 1000)
     problem = unfinished(result, timeout)

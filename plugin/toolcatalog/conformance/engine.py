@@ -30,14 +30,14 @@ from typing import Any, Callable
 
 from .._version import __version__
 from ..formats.smarttool import RUNTIME_RULE_IDS
-from ..model import Catalog, Tool
+from ..model import Catalog, Status, Tool
 from ..options import Options
 from ..process import cancel_on
 from ..scrub import clean, scrubber
 from . import agentproto, smarttool, speccify
 from . import cache as cache_mod
 from .job import Context, Job, Planner, Task, make_context
-from .outcome import Outcome, valid_outcome
+from .outcome import Outcome, skipped_outcome, valid_outcome
 from .outcome import apply as _apply
 from .outcome import crash_outcome as _crash_outcome
 
@@ -50,6 +50,7 @@ class Stats:
     cached: int = 0
     processes: int = 0
     seconds: float = 0.0
+    sandbox: str = ""  # how example processes ran, in one line
 
 
 def check(catalog: Catalog, options: Options, only: set[str] | None = None, planners: dict[str, Planner] | None = None) -> Stats:
@@ -82,6 +83,8 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
         sorted(options.allow_mutating),
         sorted((name, os.environ.get(name)) for name in options.env),
         options.max_output_bytes,
+        ctx.sandbox.key(),
+        sorted(options.allow_network),
     ]
 
     def key_of(tool: Tool, job: Job) -> str:
@@ -93,7 +96,7 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
     def apply(tool: Tool, outcome: Outcome) -> None:
         _apply(tool, clean(outcome, scrub))
 
-    stats = Stats()
+    stats = Stats(sandbox=_sandbox_line(ctx))
     pending: list[tuple[Tool, Job, str]] = []
     for tool in catalog.tools:
         if only is not None and tool.id not in only:
@@ -108,6 +111,9 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
         if job.outcome is not None and not job.tasks:
             outcome = job.outcome if valid_outcome(tool, job.outcome) else crash_outcome(tool, None, "the planner's result is malformed")
             apply(tool, outcome)
+            continue
+        if ctx.sandbox.mechanism is None and options.sandbox == "required":
+            apply(tool, _refused(tool, f"not run: `sandbox: required`, and {ctx.sandbox.reason}"))
             continue
         cached = store.get(cache_key)
         if cached is not None and _applicable(tool, cached):
@@ -148,6 +154,24 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
 def crash_outcome(tool: Tool, exc: BaseException | None, when: str) -> Outcome:
     """`outcome.crash_outcome`, naming the runtime rules a smart tool would have checked."""
     return _crash_outcome(tool, exc, when, RUNTIME_RULE_IDS if tool.format == "smart-tool" else ())
+
+
+def _sandbox_line(ctx: Context) -> str:
+    facts = ctx.sandbox
+    if facts.mechanism is None:
+        if facts.mode == "required":
+            return f"sandbox required but unavailable, nothing runs: {facts.reason}"
+        return f"not sandboxed: {facts.reason}"
+    name = {"bwrap": "bubblewrap", "landlock": "Landlock"}[facts.mechanism]
+    traced = "system calls traced" if facts.tracer else f"not traced ({facts.untraced})"
+    return f"sandboxed with {name} ({facts.variant}), {traced}"
+
+
+def _refused(tool: Tool, reason: str) -> Outcome:
+    """Nothing runs without the sandbox; a smart tool still shows its static checks."""
+    if tool.format == "smart-tool":
+        return smarttool.refused(tool, reason)
+    return skipped_outcome(tool, Status.NOT_RUN, reason)
 
 
 class _Crash:
@@ -204,7 +228,8 @@ def _code_digest() -> str:
     """A hash of the code that produces results, so a changed runner never reuses stale results
     (the version alone does not change between development builds)."""
     package = Path(__file__).resolve().parent.parent
-    files = sorted([*package.joinpath("conformance").glob("*.py"), *(package / name for name in ("process.py", "matching.py", "files.py", "jsonschemas.py"))])
+    files = sorted([*package.joinpath("conformance").glob("*.py"), *package.joinpath("sandbox").glob("*.py"),
+                    *(package / name for name in ("process.py", "matching.py", "files.py", "jsonschemas.py"))])
     return cache_mod.key([(f.name, f.read_bytes().hex()) for f in files if f.is_file()])
 
 

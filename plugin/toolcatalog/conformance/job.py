@@ -9,14 +9,16 @@ outcome. A Job may instead carry an outcome decided without running anything
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from ..model import Tool
+from .. import sandbox as sandbox_mod
+from ..model import Observed, Tool
 from ..options import Options
-from ..process import scrubbed_env
+from ..process import ProcessResult, run_process, scrubbed_env
 from ..scrub import Scrub, scrubber
 from .outcome import Outcome
 
@@ -41,12 +43,48 @@ class Context:
     platform: str
     workspace: Path
     scrub: Scrub  # this machine's paths out of any text a run produces (see scrub.py)
+    sandbox: sandbox_mod.Facts  # probed once per build
+
+    def run(self, argv: list[str], *, cwd: Path, stdin: bytes | None, timeout_s: float, env: dict[str, str],
+            network: bool = False, hidden: list[str] | None = None) -> "Spawned":
+        """Run one process, in the sandbox when the build has one (`run_process` otherwise)."""
+        facts = self.sandbox
+        cap = self.options.max_output_bytes
+        if facts.mechanism is None:
+            if facts.mode == "required":  # the engine refuses such tools first; never run them anyway
+                return Spawned(ProcessResult(argv, None, b"", b"", False, False, False, 0.0, error=f"not run: {facts.reason}"), None, None)
+            return Spawned(run_process(argv, cwd=cwd, stdin=stdin, timeout_s=timeout_s, env=env, max_stdout=cap), None, None)
+        with sandbox_mod.prepare(facts, argv, cwd=cwd, env=env, workspace=self.workspace, network=network, hidden=hidden) as launch:
+            result = run_process(launch.argv, cwd=launch.cwd, stdin=stdin, timeout_s=timeout_s, env=launch.env, max_stdout=cap)
+            observed = launch.observe() if result.error is None else None
+        result.argv = list(argv)
+        return Spawned(result, launch.mechanism if result.error is None else None, observed)
+
+    @contextlib.contextmanager
+    def launch(self, argv: list[str], *, cwd: Path, env: dict[str, str], network: bool = False,
+               hidden: list[str] | None = None) -> Iterator[sandbox_mod.Launch | None]:
+        """For processes started by someone else (the MCP SDK): the sandboxed command line to
+        start, or None when the build has no sandbox. Its folders are removed at the end."""
+        if self.sandbox.mechanism is None:
+            yield None
+            return
+        with sandbox_mod.prepare(self.sandbox, argv, cwd=cwd, env=env, workspace=self.workspace, network=network, hidden=hidden) as launch:
+            yield launch
 
     def timeout_for(self, tool_timeout_ms: int | None = None) -> float:
         timeout = float(self.options.timeout)
         if tool_timeout_ms:
             timeout = min(timeout, tool_timeout_ms / 1000.0)
         return max(timeout, 0.05)
+
+
+@dataclass
+class Spawned:
+    """A finished process: its result, the sandbox it ran in (None: none) and what it was seen to do."""
+
+    result: ProcessResult
+    mechanism: str | None
+    observed: Observed | None
 
 
 Planner = Callable[[Tool, Context], Job]
@@ -61,7 +99,8 @@ def current_platform() -> str:
     return "linux"
 
 
-def make_context(options: Options, workspace: Path) -> Context:
+def make_context(options: Options, workspace: Path, sandbox: sandbox_mod.Facts | None = None) -> Context:
+    """The build's context; the sandbox is probed here (once per build) unless given."""
     return Context(
         options=options,
         env=scrubbed_env(options.env),
@@ -69,4 +108,5 @@ def make_context(options: Options, workspace: Path) -> Context:
         platform=current_platform(),
         workspace=workspace,
         scrub=scrubber(workspace, [workspace / p for p in options.paths]),
+        sandbox=sandbox if sandbox is not None else sandbox_mod.probe(options.sandbox),
     )

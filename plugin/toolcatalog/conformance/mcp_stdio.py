@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Driver, Implementation, Run, RunStatus, Tool
+from .effects import Declared
 from .job import Context
 from .judge import documents_failure, excerpt, last_line, settle, settle_failure
 
@@ -62,7 +63,8 @@ def tool_name(driver: Driver, entry: Implementation, tool: Tool) -> str | None:
     return None
 
 
-def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix: list[str], ctx: Context, timeout: float, outputs: Any, run: Run) -> Run:
+def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix: list[str], ctx: Context, timeout: float, outputs: Any, run: Run,
+         rules: Declared) -> Run:
     name = tool_name(driver, entry, tool)
     run.argv = [Path(prefix[0]).name, *(Path(a).name if Path(a).is_absolute() else a for a in prefix[1:])]
     if name is None:
@@ -77,11 +79,14 @@ def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix
     arguments = {str(mapping.get(k, k)): v for k, v in example.input.items()}
     started = time.monotonic()
     result = None
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
+    here = driver.abs_path.parent
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog, \
+            ctx.launch(prefix, cwd=here, env=ctx.env, network=rules.network, hidden=rules.hidden) as launch:
+        command, env, cwd = (launch.argv, launch.env, launch.cwd) if launch is not None else (prefix, ctx.env, here)
         try:
             import anyio  # the `mcp` extra's dependency: imported only when an MCP driver runs
 
-            result = anyio.run(_call, prefix, driver, ctx, name, arguments, timeout, errlog)
+            result = anyio.run(_call, command, env, cwd, name, arguments, timeout, errlog)
         except TimeoutError:
             run.detail = f"timed out after {timeout:g}s"
         except Exception as exc:  # the SDK raises many kinds; each is a failed run, not a crashed build
@@ -94,6 +99,8 @@ def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix
         run.stderr = excerpt(stderr, scrub=ctx.scrub)
         if result is None and run.detail.startswith("MCP call failed") and last_line(stderr):
             run.detail += f" (server stderr: {last_line(stderr, ctx.scrub)})"
+        if launch is not None:
+            run.sandbox, run.observed = launch.mechanism, launch.observe()
     run.started = True
     run.duration_ms = int((time.monotonic() - started) * 1000)
     if result is None:
@@ -117,12 +124,12 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-async def _call(prefix: list[str], driver: Driver, ctx: Context, name: str, arguments: dict[str, Any], timeout: float, errlog: Any) -> tuple[bool, Any, str]:
+async def _call(command: list[str], env: dict[str, str], cwd: Path, name: str, arguments: dict[str, Any], timeout: float, errlog: Any) -> tuple[bool, Any, str]:
     import anyio
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    params = StdioServerParameters(command=prefix[0], args=prefix[1:], env=dict(ctx.env), cwd=str(driver.abs_path.parent))
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(env), cwd=str(cwd))
     with anyio.fail_after(timeout):
         async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write) as session:

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from .. import jsonschemas
-from ..model import Capability, Check, CheckStatus, ExampleStatus, Run, Status, Tool
+from ..model import Capability, Check, CheckStatus, ExampleStatus, Run, SandboxReport, Status, Tool
 
 Outcome = dict[str, Any]
 SCHEMA = "outcome.schema.json"
@@ -47,6 +47,8 @@ def apply(tool: Tool, outcome: Outcome) -> None:
         tool.capabilities = [Capability(**c) for c in outcome["capabilities"]]
         tool.capability_help = dict(outcome.get("capability_help", {}))
         tool.kind = outcome.get("kind", tool.kind)
+    report = outcome.get("sandbox")
+    tool.sandbox = SandboxReport.from_json(report) if report is not None else None
     for driver in tool.drivers:
         reason = outcome.get("drivers", {}).get(driver.id)
         if reason is not None:

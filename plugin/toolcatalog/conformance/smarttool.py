@@ -30,8 +30,9 @@ from typing import Any
 
 from ..files import hash_tree
 from ..formats.smarttool import NO_DESCRIPTOR, RUNTIME_RULES, STATIC_RULE_IDS
-from ..model import CheckStatus, Status, Tool
-from ..process import ProcessResult, run_process
+from ..model import CheckStatus, Run, RunStatus, Status, Tool
+from ..process import ProcessResult
+from . import effects
 from .job import Context, Job
 from .judge import excerpt, last_line, unfinished
 from .outcome import Outcome
@@ -68,6 +69,14 @@ def _verdict(checks: list[dict[str, Any]], otherwise: Status = Status.PASSED) ->
 
 def _statics(tool: Tool) -> list[dict[str, Any]]:
     return [{**c.as_dict(), **({"stderr": c.stderr} if c.stderr else {})} for c in tool.checks if c.id in STATIC_RULE_IDS]
+
+
+def refused(tool: Tool, reason: str) -> Outcome:
+    """Nothing may run (`sandbox: required` without a sandbox): the static rules as decided, the
+    runtime rules skipped with `reason`."""
+    checks = _statics(tool) + _skipped(reason)
+    status, _detail = _verdict(checks, Status.NOT_RUN)
+    return {"status": status, "status_detail": reason, "examples": [], "checks": checks, "processes": 0}
 
 
 def _argv(tool: Tool) -> list[str] | None:
@@ -120,22 +129,27 @@ def plan(tool: Tool, ctx: Context) -> Job:
     timeout = ctx.timeout_for()
 
     def task() -> Outcome:
-        return run_rules(argv, smoke if isinstance(smoke, list) and smoke else None, root, ctx, timeout, statics)
+        return run_rules(argv, smoke if isinstance(smoke, list) and smoke else None, root, ctx, timeout, statics, tool)
 
     return Job(parts, tasks=[task], finish=lambda results: results[0])
 
 
-def run_rules(argv: list[str], smoke: list[Any] | None, root: Path, ctx: Context, timeout: float, statics: list[dict[str, Any]]) -> Outcome:
+def run_rules(argv: list[str], smoke: list[Any] | None, root: Path, ctx: Context, timeout: float, statics: list[dict[str, Any]],
+              tool: Tool) -> Outcome:
     processes = 0
     hung: list[str] = []
+    rules = effects.declared(tool, ctx)
+    runs: list[Run] = []  # one per process, only for the sandbox report
 
     def call(args: list[str]) -> ProcessResult:
         nonlocal processes
-        result = run_process([*argv, *args], cwd=root, stdin=None, timeout_s=timeout, env=ctx.tool_env, max_stdout=ctx.options.max_output_bytes)
+        spawned = ctx.run([*argv, *args], cwd=root, stdin=None, timeout_s=timeout, env=ctx.tool_env, network=rules.network)
+        result = spawned.result
         if result.error is None:
             processes += 1
         if result.timed_out:
             hung.append(" ".join(args))
+        runs.append(Run(RunStatus.PASSED, started=result.error is None, sandbox=spawned.mechanism, observed=spawned.observed))
         return result
 
     def tail(data: bytes) -> str:
@@ -226,7 +240,7 @@ def run_rules(argv: list[str], smoke: list[Any] | None, root: Path, ctx: Context
     kinds = {c["kind"] for c in capabilities}
     kind = None if not kinds else kinds.pop() if len(kinds) == 1 else "mixed"
     status, detail = _verdict(checks)
-    return {
+    outcome = {
         "status": status,
         "status_detail": detail,
         "examples": [],
@@ -236,6 +250,10 @@ def run_rules(argv: list[str], smoke: list[Any] | None, root: Path, ctx: Context
         "kind": kind,
         "processes": processes,
     }
+    report = effects.report(tool, runs, ctx, rules.network)
+    if report is not None:
+        outcome["sandbox"] = report
+    return outcome
 
 
 def _json_on_stdout(stdout: bytes) -> bool:

@@ -19,7 +19,8 @@ from typing import Any
 from ..files import hash_tree
 from ..matching import parse_json_output
 from ..model import Example, ExampleStatus, Run, RunStatus, Status, Tool, tally
-from ..process import ProcessResult, interpreter_for, run_process
+from ..process import ProcessResult, interpreter_for
+from . import effects
 from .job import Context, Job
 from .judge import compare, excerpt, last_line, unfinished
 from .outcome import Outcome, skipped_outcome
@@ -57,10 +58,11 @@ def plan(tool: Tool, ctx: Context) -> Job:
     timeout = ctx.timeout_for()
     outputs_ok = tool.schema_ok.get("outputs", False)  # checked once, when the manifest was parsed
     indexes = [i for i, e in enumerate(tool.examples) if e.has_input and e.has_output]
+    rules = effects.declared(tool, ctx)
 
     def task_for(example: Example):
         def task() -> Run:
-            return run_case(example, launcher, tool, outputs_ok, timeout, ctx)
+            return run_case(example, launcher, tool, outputs_ok, timeout, ctx, rules)
 
         return task
 
@@ -72,21 +74,25 @@ def plan(tool: Tool, ctx: Context) -> Job:
         for index, run in zip(indexes, results):
             examples[index] = {"status": run.status.value, "detail": run.detail, "runs": [run.to_json()]}
         failed = sum(run.status == RunStatus.FAILED for run in results)
-        return {
+        outcome = {
             "status": (Status.FAILED if failed else Status.PASSED).value,
             "status_detail": f"{tally([e['status'] for e in examples])} ({impl.name})",
             "examples": examples,
             "processes": sum(run.started for run in results),
         }
+        report = effects.report(tool, results, ctx, rules.network)
+        if report is not None:
+            outcome["sandbox"] = report
+        return outcome
 
     return Job(parts, tasks=[task_for(tool.examples[i]) for i in indexes], finish=finish)
 
 
-def run_case(example: Example, launcher: list[str], tool: Tool, outputs_ok: bool, timeout: float, ctx: Context) -> Run:
+def run_case(example: Example, launcher: list[str], tool: Tool, outputs_ok: bool, timeout: float, ctx: Context,
+             rules: effects.Declared) -> Run:
     stdin = json.dumps(example.input, ensure_ascii=False).encode("utf-8")
-    result = run_process(
-        launcher, cwd=tool.dir, stdin=stdin, timeout_s=timeout, env=ctx.env, max_stdout=ctx.options.max_output_bytes
-    )
+    spawned = ctx.run(launcher, cwd=tool.dir, stdin=stdin, timeout_s=timeout, env=ctx.env, network=rules.network)
+    result = spawned.result
     run = Run(
         status=RunStatus.FAILED,
         # Shown on the page: the interpreter and file by name, never this machine's absolute paths.
@@ -95,11 +101,13 @@ def run_case(example: Example, launcher: list[str], tool: Tool, outputs_ok: bool
         stderr=excerpt(result.stderr, scrub=ctx.scrub),
         duration_ms=int(result.duration_s * 1000),
         started=result.error is None,
+        sandbox=spawned.mechanism,
+        observed=spawned.observed,
     )
     run.detail = judge_case(example.output, result, tool.outputs if outputs_ok else None, timeout, run, ctx.scrub)
     if not run.detail:
         run.status = RunStatus.PASSED
-    return run
+    return effects.settle(run, rules, str(ctx.workspace))
 
 
 def judge_case(expected: Any, result: ProcessResult, outputs: Any, timeout: float, run: Run, scrub: Any = None) -> str:

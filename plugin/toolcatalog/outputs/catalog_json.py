@@ -24,7 +24,7 @@ from typing import Any, Callable
 from .. import jsonschemas
 from .._version import __version__
 from ..files import file_digest
-from ..model import Catalog, Diagnostic, Driver, Example, Run, Status, Tool
+from ..model import Catalog, Diagnostic, Driver, Example, Observed, Run, SandboxReport, Status, Tool
 from ..options import CATALOG_SCHEMA_SITE_PATH, Options, output_paths
 from ..safety import hints
 from ..scrub import clean, scrubber
@@ -81,7 +81,25 @@ def tool_entry(tool: Tool, site: Site | None = None, origin: Origin | None = Non
         "examples": [example_entry(e) for e in tool.examples],
         "checks": [c.as_dict() for c in tool.checks],
         "drivers": [driver_entry(d, tool) for d in tool.drivers],
+        "sandbox": sandbox_entry(tool.sandbox),
     }
+
+
+def observed_entry(observed: Observed) -> dict[str, Any]:
+    """What a run was seen to do; programs by name (their folders differ from machine to machine)."""
+    entry = observed.as_dict()
+    for key in ("programs", "spawned"):
+        entry[key] = list(dict.fromkeys(os.path.basename(p) for p in getattr(observed, key)))
+    return entry
+
+
+def sandbox_entry(report: SandboxReport | None) -> dict[str, Any] | None:
+    if report is None:
+        return None
+    entry = report.as_dict()
+    if report.observed is not None:
+        entry["observed"] = observed_entry(report.observed)
+    return entry
 
 
 def run_entry(run: Run) -> dict[str, Any]:
@@ -93,6 +111,12 @@ def run_entry(run: Run) -> dict[str, Any]:
         d["actual"] = run.actual
     if run.exit_code is not None:
         d["exit_code"] = run.exit_code
+    if run.sandbox is not None:
+        d["sandbox"] = run.sandbox
+    if run.observed is not None:
+        d["observed"] = observed_entry(run.observed)
+    if run.undeclared:
+        d["undeclared_effects"] = list(run.undeclared)
     return d
 
 
@@ -191,7 +215,7 @@ def dumps(document: Any) -> str:
 def _scrub_entry(entry: dict[str, Any], scrub: Any) -> dict[str, Any]:
     """Strip machine-specific paths from what running the tool produced; contract data stays as written."""
     out = clean(entry)
-    for key in ("status_detail", "diagnostics", "examples", "checks", "capabilities", "drivers"):
+    for key in ("status_detail", "diagnostics", "examples", "checks", "capabilities", "drivers", "sandbox"):
         out[key] = clean(out[key], scrub)
     # Contract data inside examples and drivers (`input`, `output`, `implements`) is copied back unscrubbed.
     for cleaned, example in zip(out["examples"], clean(entry["examples"])):

@@ -1,0 +1,14 @@
+"""Sandboxed example runs: isolate each process and watch what it does.
+
+- `probe(mode)`: which sandbox works on this machine (once per build) -> `Facts`.
+- `prepare(facts, argv, ...)`: one run's command line, environment and throwaway folders -> `Launch`;
+  after the process ends, `Launch.observe()` says what it did (`model.Observed`).
+
+bubblewrap (namespaces) is the sandbox; the Landlock launcher is the fallback where namespaces
+cannot be created; strace, when it can, watches the system calls. See docs/security.md.
+"""
+
+from .launch import Launch, prepare
+from .probe import Facts, probe
+
+__all__ = ["Facts", "Launch", "prepare", "probe"]

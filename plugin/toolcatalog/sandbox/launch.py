@@ -1,0 +1,203 @@
+"""One sandboxed run: its host-side folder, its command line, and what it was seen to do.
+
+    with prepare(facts, argv, cwd=..., env=..., workspace=..., network=False) as launch:
+        result = run_process(launch.argv, cwd=launch.cwd, env=launch.env, ...)
+        observed = launch.observe()
+
+`prepare` creates the run's host-side folder (under the system temp folder, never in the
+repository): `tmp` and `scratch`, the writable places the tool sees as `/tmp` and `/scratch`,
+`work`, a copy of the working folder when it is small enough, `empty`, used to hide folders, and
+the strace log. `observe` compares the writable places with their state before the run and reads
+the trace. Leaving the `with` block deletes the folder: nothing the tool wrote survives it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..model import ELSEWHERE, SCRATCH, WORKSPACE, Connection, FileChange, Observed
+from . import bwrap, layout, trace, tree
+from .probe import Facts, launcher_argv
+
+MAX_FILES = 100  # per run; past these the lists are cut (and marked truncated)
+MAX_CONNECTIONS = 50
+MAX_PROGRAMS = 50
+
+
+@dataclass
+class _Area:
+    host: Path  # the folder on the host
+    inside: str  # where the tool sees it
+    hash_files: bool  # it had files before the run (a copy): compare contents
+    before: tree.Picture = field(default_factory=dict)
+    cut: bool = False
+
+
+@dataclass
+class Launch:
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path  # where to start the launcher (a host folder that exists)
+    mechanism: str
+    network: bool
+    copied: bool  # the working folder is a writable copy
+    workspace: str
+    root: Path  # the run's host-side folder
+    areas: list[_Area]
+    log: Path | None  # the strace log, when traced
+    scratch_host: str  # the host path the tool sees as /scratch (Landlock: the same path)
+    cwd_inside: str  # the working folder as the tool sees it
+
+    def __enter__(self) -> "Launch":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def _seen_as(self, path: str) -> str:
+        """The path as a reader should see it: the scratch folder is /scratch whatever the mechanism."""
+        if self.scratch_host != layout.SCRATCH and (path == self.scratch_host or path.startswith(self.scratch_host + "/")):
+            return layout.SCRATCH + path[len(self.scratch_host):]
+        return path
+
+    def _change(self, inside: str, change: str) -> FileChange:
+        path = self._seen_as(inside)
+        if path == layout.SCRATCH or path.startswith(layout.SCRATCH + "/"):
+            return FileChange(path, SCRATCH, change)
+        if path == self.workspace or path.startswith(self.workspace + "/"):
+            return FileChange(os.path.relpath(path, self.workspace), WORKSPACE, change)
+        return FileChange(path, ELSEWHERE, change)
+
+    def observe(self) -> Observed:
+        """What the run did, from the folders it could write and (when traced) its system calls."""
+        files: list[FileChange] = []
+        diffed: set[str] = set()
+        truncated = False
+        for area in self.areas:
+            after, cut = tree.picture(area.host, hash_files=False)
+            truncated = truncated or cut or area.cut
+            for rel, change in tree.changes(area.before, after, area.host):
+                inside = os.path.normpath(os.path.join(area.inside, rel))
+                diffed.add(inside)
+                files.append(self._change(inside, change))
+        observed = Observed(traced=self.log is not None, files=files, truncated=truncated)
+        if self.log is not None:
+            seen = trace.parse(self.log, launcher_execs=1, cwd=self.cwd_inside)
+            observed.truncated = observed.truncated or seen.truncated
+            self._add_trace(observed, seen, diffed)
+        _cap(observed)
+        return observed
+
+    def _add_trace(self, observed: Observed, seen: trace.Seen, diffed: set[str]) -> None:
+        known = {(f.path, f.where) for f in observed.files}
+        for write in seen.writes:
+            path = write.path
+            if layout.quiet_write(path) or path in diffed or any(d.startswith(path + "/") for d in diffed):
+                continue
+            # Written and left no trace in a writable place (or written in a private in-sandbox
+            # folder such as /dev/shm): temporary. Refused: blocked.
+            located = self._change(path, "temporary" if write.ok else "blocked")
+            if (located.path, located.where) in known:
+                continue
+            known.add((located.path, located.where))
+            observed.files.append(located)
+        for address, _ok in seen.connections:
+            item = Connection(address, self.network)
+            if item not in observed.connections:
+                observed.connections.append(item)
+        observed.programs = [self._seen_as(p) for p in seen.programs]
+        observed.spawned = [self._seen_as(p) for p in seen.spawned]
+
+
+def _cap(observed: Observed) -> None:
+    for name, limit in (("files", MAX_FILES), ("connections", MAX_CONNECTIONS), ("programs", MAX_PROGRAMS), ("spawned", MAX_PROGRAMS)):
+        items = getattr(observed, name)
+        if len(items) > limit:
+            setattr(observed, name, items[:limit])
+            observed.truncated = True
+
+
+def prepare(
+    facts: Facts,
+    command: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    workspace: Path,
+    network: bool,
+    hidden: list[str] | None = None,
+) -> Launch:
+    """Get one run ready. `facts.mechanism` must not be None."""
+    assert facts.mechanism is not None
+    ws = os.path.realpath(workspace)
+    here = os.path.realpath(cwd)
+    hidden = [os.path.realpath(p) for p in (hidden or [])]
+    root = Path(tempfile.mkdtemp(prefix="toolcatalog-run-"))
+    for name in ("tmp", "scratch", "scratch/tmp", "scratch/home", "work", "empty"):
+        (root / name).mkdir(mode=0o700, exist_ok=True)
+    visible = layout.program_folders(command[0], env.get("PATH", ""), ws)
+    log = root / "trace.log" if facts.tracer else None
+    if facts.mechanism == "landlock":
+        launch = _landlock(facts, command, here, env, ws, root, visible, network, log, hidden)
+    else:
+        launch = _bubblewrap(facts, command, here, env, ws, root, visible, network, log, hidden)
+    for area in launch.areas:
+        area.before, area.cut = tree.picture(area.host, hash_files=area.hash_files)
+    return launch
+
+
+def _bubblewrap(facts: Facts, command: list[str], cwd: str, env: dict[str, str], ws: str, root: Path,
+                visible: list[str], network: bool, log: Path | None, hidden: list[str]) -> Launch:
+    copied = layout.fits_copy(Path(cwd))
+    if copied:
+        layout.copy_folder(Path(cwd), root / "work")
+    # Mount points bubblewrap would create inside a writable folder: made now, so they are not
+    # mistaken for the tool's writes.
+    writable = [("/tmp", root / "tmp")] + ([(cwd, root / "work")] if copied else [])
+    for point in bwrap.mount_points(cwd, ws, visible, hidden):
+        for base, host in writable:
+            if not point.startswith(base.rstrip("/") + "/"):
+                continue
+            target = host / os.path.relpath(point, base)
+            if os.path.isdir(point):
+                target.mkdir(parents=True, exist_ok=True)
+            elif not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.touch()
+    argv = bwrap.argv(facts.program, facts.variant, command, cwd=cwd, workspace=ws, host=root, copied=copied,
+                      visible=visible, hidden=hidden, network=network)
+    areas = [_Area(root / "tmp", "/tmp", False), _Area(root / "scratch", layout.SCRATCH, False)]
+    if copied:
+        areas.append(_Area(root / "work", cwd, True))
+    if log is not None:
+        argv = trace.wrap(facts.tracer or "strace", log, argv)
+    return Launch(argv, layout.scratch_env(env), root, "bwrap", network, copied, ws, root, areas, log, layout.SCRATCH, cwd)
+
+
+def _landlock(facts: Facts, command: list[str], cwd: str, env: dict[str, str], ws: str, root: Path,
+              visible: list[str], network: bool, log: Path | None, hidden: list[str]) -> Launch:
+    scratch = str(root / "scratch")
+    argv = launcher_argv()
+    reads = [*layout.SYSTEM, *("/" + n for n in layout.USR_MERGE), *("/etc/" + n for n in layout.ETC_SUBSET),
+             *visible, ws, "/dev/urandom", "/dev/random"]
+    for path in reads:
+        if os.path.lexists(path):
+            argv += ["--ro", path]
+    for path in [os.path.join(ws, ".git"), *hidden]:
+        argv += ["--hide", path]
+    argv += ["--rw", scratch, "--rw", "/dev/null", "--rw", "/dev/zero", "--rw", "/dev/full"]
+    if network:
+        argv.append("--net")
+    argv += ["--cwd", cwd, "--", *command]
+    if log is not None:
+        argv = trace.wrap(facts.tracer or "strace", log, argv)
+    env = layout.scratch_env(env, tmpdir=scratch + "/tmp", home=scratch + "/home")
+    areas = [_Area(root / "scratch", scratch, False)]
+    return Launch(argv, env, root, "landlock", network, False, ws, root, areas, log, scratch, cwd)

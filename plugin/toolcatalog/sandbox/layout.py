@@ -1,0 +1,158 @@
+"""What a sandboxed tool sees: the system folders, the programs it needs, its scratch folder.
+
+Nothing is visible unless listed here (a whitelist). Read-only: the system (`/usr`, the merged-usr
+links, `/opt`, a subset of `/etc` without credentials or proxy settings), the folders the run's
+programs are installed in, and the workspace without its `.git`. Writable: the scratch folder
+(`TMPDIR` and `HOME`), `/tmp` (a private, empty one: writing there is outside the scratch folder,
+so it is reported) and a throwaway copy of the working folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+from pathlib import Path
+
+# Inside the sandbox: the scratch folder and the variables that point at it.
+SCRATCH = "/scratch"
+TMPDIR = "/scratch/tmp"
+HOME = "/scratch/home"
+
+SYSTEM = ("/usr", "/opt")
+USR_MERGE = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+# /etc entries tools need. Not the whole of /etc: pip.conf, npmrc, gitconfig, wgetrc, environment,
+# ssh/ and the like can hold credentials or proxy settings.
+ETC_SUBSET = (
+    "alternatives", "ca-certificates", "ca-certificates.conf", "ssl", "pki", "crypto-policies",
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "zoneinfo",
+    "passwd", "group", "nsswitch.conf", "host.conf", "hosts", "resolv.conf", "gai.conf",
+    "services", "protocols", "networks", "mime.types", "magic", "os-release", "lsb-release",
+    "debian_version", "locale.alias", "locale.conf", "default", "terminfo", "inputrc",
+    "shells", "fonts", "python3", "perl",
+)
+# Writes to these are how programs talk to the terminal and discard output, not file changes.
+QUIET_WRITES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/stdin", "/dev/stdout", "/dev/stderr")
+QUIET_PREFIXES = ("/dev/pts/", "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/")
+MAX_COPY_ENTRIES = 5_000  # the working folder is copied (writable) only when it is at most this big
+MAX_COPY_BYTES = 64 << 20
+
+
+def scratch_env(env: dict[str, str], tmpdir: str = TMPDIR, home: str = HOME) -> dict[str, str]:
+    """The run's environment with HOME and the temp variables pointing into its scratch folder."""
+    out = dict(env)
+    out["HOME"] = home
+    out["TMPDIR"] = tmpdir
+    for name in ("TEMP", "TMP"):
+        if name in out:
+            out[name] = tmpdir
+    return out
+
+
+def quiet_write(path: str) -> bool:
+    return path in QUIET_WRITES or path.startswith(QUIET_PREFIXES) or (path.startswith("/proc/") and "/fd/" in path)
+
+
+def _below(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _safe(folder: str, workspace: str) -> bool:
+    """May `folder` be shown read-only? Never `/`, the home folder itself, or a folder holding the
+    home folder or the workspace (that would show their neighbours, e.g. ~/.ssh)."""
+    homes = {os.path.expanduser("~"), os.path.realpath(os.path.expanduser("~"))}
+    if folder in ("/", "") or not os.path.isdir(folder):
+        return False
+    for kept in (*homes, workspace):
+        if kept and (folder == kept or _below(kept, folder)):
+            return False
+    return True
+
+
+def _prefix(executable_dir: str) -> str:
+    """The installation a program's folder belongs to: `<prefix>/bin` -> `<prefix>`; pyenv/rbenv/asdf
+    `<root>/shims` -> `<root>` (the shim starts the manager from there). A `bin` folder directly in
+    a dot-folder of the home folder (`~/.cargo/bin`, `~/.local/bin`) stays alone: those dot-folders
+    also hold credentials (`~/.cargo/credentials.toml`) and keyrings (`~/.local/share`)."""
+    name = os.path.basename(executable_dir)
+    parent = os.path.dirname(executable_dir)
+    if name == "shims":
+        return parent
+    if name in ("bin", "sbin"):
+        homes = {os.path.expanduser("~"), os.path.realpath(os.path.expanduser("~"))}
+        if os.path.dirname(parent) in homes:
+            return executable_dir
+        return parent
+    return executable_dir
+
+
+def program_folders(argv0: str, path_var: str, workspace: str) -> list[str]:
+    """Folders outside the system ones that must be visible (read-only) for the run's programs to
+    start: the installation of `argv0`, of each PATH entry, and of the build's own Python when
+    `argv0` is it (speccify runs `.py` files with it), including a virtualenv's base Python."""
+    candidates: list[str] = []
+    exe = argv0 if os.path.isabs(argv0) else (shutil.which(argv0, path=path_var) or "")
+    for path in {exe, os.path.realpath(exe)} if exe else ():
+        candidates.append(_prefix(os.path.dirname(path)))
+    if exe and sys.executable and os.path.realpath(exe) == os.path.realpath(sys.executable):
+        candidates += [sys.prefix, sys.base_prefix, os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)]
+    for entry in path_var.split(os.pathsep):
+        if os.path.isabs(entry):
+            shims = os.path.basename(entry) == "shims"
+            candidates += [_prefix(entry) if shims else entry, os.path.realpath(entry)]
+    out: list[str] = []
+    for folder in list(candidates):
+        config = Path(folder) / "pyvenv.cfg"  # a virtualenv: its base Python must be visible too
+        if config.is_file():
+            for line in config.read_text(encoding="utf-8", errors="replace").splitlines():
+                key, _, value = line.partition("=")
+                if key.strip() == "home" and os.path.isabs(value.strip()):
+                    candidates += [_prefix(value.strip()), _prefix(os.path.realpath(value.strip()))]
+    for folder in candidates:
+        folder = os.path.normpath(folder)
+        if any(_below(folder, system) for system in SYSTEM) or not _safe(folder, workspace):
+            continue
+        if folder not in out:
+            out.append(folder)
+    # Outer folders first, and no folder inside another listed one.
+    out.sort(key=len)
+    return [f for i, f in enumerate(out) if not any(_below(f, g) for g in out[:i])]
+
+
+def fits_copy(folder: Path) -> bool:
+    """Whether `folder` is small enough to copy for every run."""
+    entries, size = 0, 0
+    for dirpath, dirnames, filenames in os.walk(folder):
+        if ".git" in dirnames:
+            dirnames.remove(".git")
+        entries += len(dirnames) + len(filenames)
+        for name in filenames:
+            try:
+                size += os.lstat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                pass
+        if entries > MAX_COPY_ENTRIES or size > MAX_COPY_BYTES:
+            return False
+    return True
+
+
+def copy_folder(source: Path, target: Path) -> None:
+    """A copy of `source` at `target` (which exists): folders, regular files and links (as links).
+    `.git` is left out, and so are FIFOs, sockets and devices (opening a FIFO could block forever)."""
+    for dirpath, dirnames, filenames in os.walk(source):
+        if ".git" in dirnames:
+            dirnames.remove(".git")
+        here = target / os.path.relpath(dirpath, source)
+        for name in dirnames + filenames:
+            src, dst = os.path.join(dirpath, name), here / name
+            try:
+                info = os.lstat(src)
+                if stat.S_ISLNK(info.st_mode):
+                    os.symlink(os.readlink(src), dst)
+                elif stat.S_ISDIR(info.st_mode):
+                    dst.mkdir(mode=stat.S_IMODE(info.st_mode) | 0o700)
+                elif stat.S_ISREG(info.st_mode):
+                    shutil.copy2(src, dst, follow_symlinks=False)
+            except OSError:
+                continue  # unreadable: the tool will not find it in its copy either

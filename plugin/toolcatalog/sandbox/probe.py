@@ -1,0 +1,138 @@
+"""Which sandbox works on this machine: asked once per build, by really starting one.
+
+Best first: bubblewrap with an unprivileged user namespace; bubblewrap as root without one (where
+user namespaces are off); bubblewrap without a new `/proc` (containers that refuse one); then the
+Landlock launcher, which needs no namespaces at all. Each bubblewrap attempt starts `/bin/true`
+with the same namespaces and mounts a real run uses, so "works" means works. strace, when
+installed, is tried around the chosen launcher in the same way (ptrace may be forbidden).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import bwrap, landlock_launcher, trace
+
+PROFILE_VERSION = 1  # bump when the profile changes what a tool can do or what is observed
+LAUNCHER = Path(landlock_launcher.__file__)
+
+# A fragment of bubblewrap's error -> what it means here (first match wins).
+_REASONS = (
+    ("setting up uid map: Permission denied", "AppArmor blocks unprivileged user namespaces (Ubuntu 23.10 and "
+     "later: `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor profile for bwrap)"),
+    ("Failed RTM_NEWADDR", "AppArmor lets the user namespace exist but without capabilities, so the network "
+     "namespace cannot be set up (`kernel.apparmor_restrict_unprivileged_userns=0`)"),
+    ("No permissions to creating new namespace", "unprivileged user namespaces are disabled "
+     "(kernel.unprivileged_userns_clone=0, or a seccomp profile such as Docker's default)"),
+    ("max_*_namespaces exceeded", "user namespaces are disabled (user.max_user_namespaces=0)"),
+    ("Can't mount proc", "a new /proc is refused (an unprivileged container with masked /proc paths)"),
+    ("setuid use of bubblewrap is not supported", "bwrap is setuid but built without setuid support"),
+    ("Creating new namespace failed", "namespace creation is refused (seccomp or a security module)"),
+    ("Operation not permitted", "refused by the kernel (seccomp, a security module or a missing capability)"),
+)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The sandbox this build uses (or why none), decided once per build."""
+
+    mode: str  # the `sandbox` option: auto | required | off
+    mechanism: str | None = None  # "bwrap" | "landlock" | None (no sandbox)
+    variant: str = ""  # bwrap: userns | root | noproc; landlock: "ABI <n>"
+    program: str = ""  # the bwrap executable
+    tracer: str | None = None  # strace, when it can watch sandboxed runs here
+    reason: str = ""  # why there is no sandbox ("" when there is one)
+    untraced: str = ""  # why runs are not traced ("" when they are)
+
+    def key(self) -> list[object]:
+        """What results depend on: part of every cached result's key."""
+        return ["sandbox", PROFILE_VERSION, self.mode, self.mechanism, self.variant, self.tracer is not None]
+
+    def profile(self, network: bool) -> str:
+        """One line saying what a run was allowed, for pages and the catalog."""
+        if self.mechanism is None:
+            return ""
+        net = "network allowed" if network else "no network"
+        watched = "system calls traced" if self.tracer else "not traced (only file changes are observed)"
+        if self.mechanism == "landlock":
+            return (f"Landlock ({self.variant}): reads limited to the system and the workspace without .git; "
+                    f"writes only to a private TMPDIR and HOME; {net}; no PID namespace; {watched}")
+        namespace = {"userns": "user namespace", "root": "as root, no user namespace", "noproc": "user namespace, no /proc"}
+        return (f"bubblewrap ({namespace.get(self.variant, self.variant)}): system read-only; workspace read-only "
+                f"without .git, working folder a throwaway copy; private TMPDIR, HOME and /tmp; own PID namespace; "
+                f"{net}; {watched}")
+
+
+def explain(stderr: str) -> str:
+    for fragment, why in _REASONS:
+        if fragment in stderr:
+            return why
+    last = [line for line in stderr.splitlines() if line.strip()]
+    return last[-1].strip()[:200] if last else "unknown failure"
+
+
+def _try(argv: list[str]) -> tuple[bool, str]:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=15, stdin=subprocess.DEVNULL,
+                              env={"PATH": "/usr/bin:/bin"})
+    except (OSError, subprocess.SubprocessError) as exc:
+        return False, str(exc)
+    return done.returncode == 0, done.stderr
+
+
+def launcher_argv(python: str = sys.executable) -> list[str]:
+    return [python, "-I", "-S", str(LAUNCHER)]
+
+
+def probe(mode: str) -> Facts:
+    """The sandbox for `mode` (the `sandbox` option) on this machine."""
+    if mode == "off":
+        return Facts(mode, reason="`sandbox: off`: processes run as the build's own user")
+    if not sys.platform.startswith("linux"):
+        return Facts(mode, reason=f"the sandbox needs Linux (this is {sys.platform})")
+    failures: list[str] = []
+    program = shutil.which("bwrap")
+    chosen: Facts | None = None
+    startup: list[str] = []
+    if program is None:
+        failures.append("bubblewrap (`bwrap`) is not installed")
+    else:
+        for variant in bwrap.VARIANTS:
+            if variant == "root" and os.geteuid() != 0:
+                continue
+            argv = bwrap.probe_argv(program, variant)
+            ok, stderr = _try(argv)
+            if ok:
+                chosen, startup = Facts(mode, "bwrap", variant, program), argv
+                break
+            failures.append(f"bwrap ({variant}): {explain(stderr)}")
+    if chosen is None:
+        abi = landlock_launcher.abi_version()
+        if abi >= 1:
+            argv = [*launcher_argv(), "--ro", "/usr", "--ro", "/bin", "--ro", "/lib", "--ro", "/lib64", "--", "/bin/true"]
+            ok, stderr = _try(argv)
+            if ok:
+                chosen, startup = Facts(mode, "landlock", f"ABI {abi}"), argv
+            else:
+                failures.append(f"Landlock: {explain(stderr)}")
+        else:
+            failures.append("Landlock is not available in this kernel")
+    if chosen is None:
+        return Facts(mode, reason="no sandbox works here: " + "; ".join(failures))
+    strace = trace.find()
+    if strace is None:
+        return _with(chosen, untraced="strace is not installed")
+    ok, why = trace.works(strace, startup)
+    if not ok:
+        return _with(chosen, untraced=f"strace cannot trace here: {why}")
+    return _with(chosen, tracer=strace)
+
+
+def _with(facts: Facts, **changes: object) -> Facts:
+    values = {**facts.__dict__, **changes}
+    return Facts(**values)  # type: ignore[arg-type]

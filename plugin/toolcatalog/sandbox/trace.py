@@ -1,0 +1,327 @@
+"""Watching a sandboxed run's system calls with strace, and reading what it saw.
+
+strace runs *outside* the sandbox, around the sandbox launcher, so the tool can neither see it nor
+stop it (with bubblewrap the tool is in its own PID namespace). `--seccomp-bpf` makes the kernel stop
+only the calls listed in `SYSCALLS`, so a run pays only for those. The log is written by strace to
+the run's host-side folder, out of the tool's reach.
+
+What is recorded, for the tool's processes only (everything up to the tool's own `execve` is the
+launcher setting up, and is skipped):
+
+- every program started (`execve`, `execveat`),
+- every attempt to write a file: an open with a write flag, `creat`, `truncate`, `unlink`, `rename`,
+  `mkdir`, `link`, `symlink`, `mknod`, `chmod`, `chown`, `utimensat`, `setxattr`, ... with its
+  result (an attempt the sandbox refused is still an attempt),
+- every network connection attempt (`connect`, `sendto`, `sendmsg`, `bind` with an IP address or
+  an abstract Unix socket name).
+
+`io_uring_setup` is made to fail with ENOSYS (strace's fault injection): io_uring can read, write
+and connect without the system calls above, so it is the one channel a trace would miss.
+
+Limits, stated on the security page: file descriptors passed in from outside, memory-mapped writes
+to a file opened earlier, and paths relative to a directory descriptor strace never saw opened are
+resolved on a best-effort basis; a path the parser cannot resolve is reported as `<fd N>/name`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# The calls strace stops on (the rest never reach it).
+SYSCALLS = (
+    "execve,execveat,"
+    "connect,bind,sendto,sendmsg,"
+    "open,openat,openat2,creat,truncate,"
+    "unlink,unlinkat,rename,renameat,renameat2,mkdir,mkdirat,rmdir,"
+    "link,linkat,symlink,symlinkat,mknod,mknodat,"
+    "chmod,fchmodat,chown,fchownat,lchown,utimensat,"
+    "setxattr,lsetxattr,removexattr,lremovexattr,"
+    "chdir,fchdir,clone,clone3,fork,vfork,"
+    "io_uring_setup"
+)
+WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND", "O_TMPFILE")
+PATH_WRITES = {
+    "truncate", "unlink", "unlinkat", "rename", "renameat", "renameat2", "mkdir", "mkdirat", "rmdir",
+    "link", "linkat", "symlink", "symlinkat", "mknod", "mknodat", "chmod", "fchmodat", "chown", "fchownat",
+    "lchown", "utimensat", "setxattr", "lsetxattr", "removexattr", "lremovexattr",
+}
+REMOVALS = {"unlink", "unlinkat", "rmdir"}
+# The second path argument is the one written (the first is what is linked to / renamed away).
+TARGET_IS_LAST = {"rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat"}
+MAX_LOG_BYTES = 256 << 20  # a log larger than this is read only this far (the result says truncated)
+
+
+def find() -> str | None:
+    return shutil.which("strace")
+
+
+def works(strace: str, launcher_probe: list[str]) -> tuple[bool, str]:
+    """Whether strace can trace `launcher_probe` (a sandbox start-up of /bin/true): ptrace may be
+    forbidden (a container's seccomp profile, Yama), or --seccomp-bpf unsupported."""
+    try:
+        done = subprocess.run(
+            [strace, *_options(os.devnull), "--", *launcher_probe],
+            capture_output=True, text=True, timeout=15, stdin=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin"},
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return False, str(exc)
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        return False, (lines[-1] if lines else f"exit code {done.returncode}")[:300]
+    return True, ""
+
+
+def _options(log: str) -> list[str]:
+    return [
+        "-f", "-qq", "--seccomp-bpf", "-s", "4096", "-e", "signal=none",
+        "-e", "trace=" + SYSCALLS, "-e", "inject=io_uring_setup:error=ENOSYS", "-o", log,
+    ]
+
+
+def wrap(strace: str, log: Path, argv: list[str]) -> list[str]:
+    """`argv` run under strace, logging to `log`."""
+    return [strace, *_options(str(log)), "--", *argv]
+
+
+@dataclass
+class Write:
+    path: str  # absolute, as the tool saw it
+    removal: bool  # unlink/rmdir: the path was removed (or the attempt was)
+    ok: bool  # the call succeeded
+
+
+@dataclass
+class Seen:
+    """What the trace shows the tool's processes did."""
+
+    started: bool = False  # the tool's own execve was found
+    programs: list[str] = field(default_factory=list)  # every program started, the tool's own first
+    spawned: list[str] = field(default_factory=list)  # programs started by child processes once the tool was running
+    writes: list[Write] = field(default_factory=list)
+    connections: list[tuple[str, bool]] = field(default_factory=list)  # (address, call succeeded)
+    truncated: bool = False
+
+
+_LINE = re.compile(r"^(\d+) +(.*)$")
+_CALL = re.compile(r"^(\w+)\((.*)\) += (-?\d+|\?|0x[0-9a-f]+)(?: (\w+) \(([^)]*)\))?")
+_RESUMED = re.compile(r"^<\.\.\. (\w+) resumed>(.*)$")
+_STR = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def _unescape(text: str) -> str:
+    """A string as strace printed it (C escapes) back to text."""
+    raw = text.encode("latin-1", "backslashreplace").decode("unicode_escape").encode("latin-1", "replace")
+    return raw.decode("utf-8", "replace")
+
+
+def _split_args(text: str) -> list[str]:
+    """Top-level arguments of a call: commas inside quotes, brackets and braces do not split."""
+    out: list[str] = []
+    depth, current, quoted, i = 0, [], False, 0
+    while i < len(text):
+        c = text[i]
+        if quoted:
+            current.append(c)
+            if c == "\\" and i + 1 < len(text):
+                current.append(text[i + 1])
+                i += 1
+            elif c == '"':
+                quoted = False
+        elif c == '"':
+            quoted = True
+            current.append(c)
+        elif c in "[{(":
+            depth += 1
+            current.append(c)
+        elif c in "]})":
+            depth -= 1
+            current.append(c)
+        elif c == "," and depth == 0:
+            out.append("".join(current).strip())
+            current = []
+        else:
+            current.append(c)
+        i += 1
+    if "".join(current).strip():
+        out.append("".join(current).strip())
+    return out
+
+
+def _address(arg: str) -> str | None:
+    """`127.0.0.1:80`, `[::1]:443` or `unix:@name` from a sockaddr strace printed; None for others."""
+    family = re.search(r"sa_family=(\w+)", arg)
+    if not family:
+        return None
+    port = re.search(r"sin6?_port=htons\((\d+)\)", arg)
+    if family.group(1) == "AF_INET":
+        ip = re.search(r'inet_addr\("([^"]+)"\)', arg)
+        return f"{ip.group(1) if ip else '?'}:{port.group(1) if port else '?'}"
+    if family.group(1) == "AF_INET6":
+        ip = re.search(r'inet_pton\(AF_INET6, "([^"]+)"', arg)
+        return f"[{ip.group(1) if ip else '?'}]:{port.group(1) if port else '?'}"
+    if family.group(1) == "AF_UNIX":
+        name = re.search(r'sun_path=@"((?:[^"\\]|\\.)*)"', arg)
+        return f"unix:@{_unescape(name.group(1))}" if name else None  # path sockets: files, not network
+    return None
+
+
+class _Parser:
+    def __init__(self, launcher_execs: int, cwd: str) -> None:
+        self.launcher_execs = launcher_execs
+        self.cwd = cwd
+        self.seen = Seen()
+        self.pending: dict[str, str] = {}
+        self.tool_pids: set[str] = set()
+        self.setup_pids: set[str] = set()
+        self.cwds: dict[str, str] = {}
+        self.fds: dict[str, dict[str, str]] = {}
+        self.first_pid = ""  # the process the tool started in
+        self.execs: list[tuple[str, str]] = []  # (pid, program), in order
+        self.last_cloner = ""  # the process whose clone() was seen last: the likely parent of a new one
+
+    def _resolve(self, pid: str, dirfd: str | None, path: str) -> str:
+        if path.startswith("/"):
+            return os.path.normpath(path)
+        base = self.cwds.get(pid, self.cwd)
+        if dirfd is not None and dirfd != "AT_FDCWD":
+            base = self.fds.get(pid, {}).get(dirfd, f"<fd {dirfd}>")
+        return os.path.normpath(os.path.join(base, path))
+
+    def line(self, raw: str) -> None:
+        match = _LINE.match(raw)
+        if not match:
+            return
+        pid, body = match.groups()
+        if body.endswith("<unfinished ...>"):
+            self.pending[pid] = body[: -len("<unfinished ...>")].rstrip()
+            if body.startswith(("clone(", "clone3(", "fork(", "vfork(")) and pid in self.tool_pids:
+                self.last_cloner = pid  # its child may show up before the call returns
+            return
+        resumed = _RESUMED.match(body)
+        if resumed:
+            body = self.pending.pop(pid, resumed.group(1) + "(") + resumed.group(2)
+        call = _CALL.match(body)
+        if not call:
+            return
+        name, args, ret, err, _text = call.groups()
+        ok = err is None and ret != "?" and not ret.startswith("-")
+        if not self.seen.started:
+            self.setup_pids.add(pid)
+            if name in ("execve", "execveat") and ok:
+                self.launcher_execs -= 1
+            if name in ("execve", "execveat") and ok and self.launcher_execs < 0:
+                self.seen.started = True
+                self.first_pid = pid
+                self.tool_pids.add(pid)
+                self.setup_pids.discard(pid)
+                self._exec(pid, args)
+            return
+        if pid not in self.tool_pids:
+            if pid in self.setup_pids:
+                return  # the launcher (bubblewrap's own processes) after the start
+            # First seen after the start: a child of the tool. strace cannot say whose (a clone's
+            # result is a pid of the tool's namespace); the last process seen cloning is its parent.
+            self.tool_pids.add(pid)
+            parent = self.last_cloner or self.first_pid
+            self.cwds[pid] = self.cwds.get(parent, self.cwd)
+            self.fds[pid] = dict(self.fds.get(parent, {}))
+        if name in ("clone", "clone3", "fork", "vfork"):
+            self.last_cloner = pid
+        self._call(pid, name, args, ok, ret)
+
+    def finish(self) -> Seen:
+        # Programs started by child processes after the tool's own last `execve` (before it, they
+        # belong to how the tool starts: a pyenv shim runs helpers before it becomes Python).
+        last = max((i for i, (pid, _) in enumerate(self.execs) if pid == self.first_pid), default=-1)
+        for pid, program in self.execs[last + 1:]:
+            if pid != self.first_pid and program not in self.seen.spawned:
+                self.seen.spawned.append(program)
+        return self.seen
+
+    def _exec(self, pid: str, args: str) -> None:
+        first = _STR.search(args)
+        if first:
+            path = _unescape(first.group(1))
+            self.execs.append((pid, path))
+            if path not in self.seen.programs:
+                self.seen.programs.append(path)
+
+    def _call(self, pid: str, name: str, args: str, ok: bool, ret: str) -> None:
+        argv = _split_args(args)
+        fds = self.fds.setdefault(pid, {})
+        if name in ("execve", "execveat"):
+            if ok:
+                self._exec(pid, args)
+        elif name == "chdir" and ok:
+            first = _STR.search(args)
+            if first:
+                self.cwds[pid] = self._resolve(pid, None, _unescape(first.group(1)))
+        elif name == "fchdir" and ok and argv:
+            if argv[0] in fds:
+                self.cwds[pid] = fds[argv[0]]
+        elif name in ("connect", "sendto", "sendmsg", "bind"):
+            for arg in argv[1:]:
+                address = _address(arg)
+                if address is not None:
+                    self.seen.connections.append((address, ok))
+                    break
+        elif name in ("open", "openat", "openat2", "creat"):
+            self._open(pid, name, argv, ok, ret)
+        elif name in PATH_WRITES:
+            self._path_write(pid, name, argv, ok)
+
+    def _open(self, pid: str, name: str, argv: list[str], ok: bool, ret: str) -> None:
+        if name in ("open", "creat"):
+            dirfd, raw = None, argv[0] if argv else '""'
+            flags = "O_CREAT|O_WRONLY|O_TRUNC" if name == "creat" else (argv[1] if len(argv) > 1 else "")
+        else:
+            dirfd, raw = (argv[0] if argv else None), (argv[1] if len(argv) > 1 else '""')
+            flags = argv[2] if len(argv) > 2 else ""
+        string = _STR.fullmatch(raw)
+        if not string:
+            return
+        path = self._resolve(pid, dirfd, _unescape(string.group(1)))
+        if ok:
+            self.fds.setdefault(pid, {})[ret] = path
+        if any(flag in flags for flag in WRITE_FLAGS):
+            self.seen.writes.append(Write(path, removal=False, ok=ok))
+
+    def _path_write(self, pid: str, name: str, argv: list[str], ok: bool) -> None:
+        strings = [(i, a) for i, a in enumerate(argv) if _STR.fullmatch(a)]
+        if not strings:
+            return
+        index, raw = strings[-1] if name in TARGET_IS_LAST else strings[0]
+        dirfd = argv[index - 1] if name.endswith("at") or name in ("renameat2", "utimensat") else None
+        if dirfd is not None and (index == 0 or _STR.fullmatch(dirfd)):
+            dirfd = None
+        path = self._resolve(pid, dirfd, _unescape(_STR.fullmatch(raw).group(1)))  # type: ignore[union-attr]
+        if name.startswith("rename") and len(strings) > 1:
+            # The source disappears: that is a write too.
+            src_index, src_raw = strings[0]
+            src_dirfd = argv[src_index - 1] if src_index > 0 and not _STR.fullmatch(argv[src_index - 1]) else None
+            source = self._resolve(pid, src_dirfd, _unescape(_STR.fullmatch(src_raw).group(1)))  # type: ignore[union-attr]
+            self.seen.writes.append(Write(source, removal=True, ok=ok))
+        self.seen.writes.append(Write(path, removal=name in REMOVALS, ok=ok))
+
+
+def parse(log: Path, launcher_execs: int, cwd: str) -> Seen:
+    """What the log at `log` shows the tool doing. The tool is what the launcher starts in `cwd`
+    after its own `launcher_execs` successful `execve` calls (bubblewrap: 1, the Landlock launcher: 1)."""
+    parser = _Parser(launcher_execs, cwd)
+    try:
+        with open(log, "rb") as stream:
+            read = 0
+            for raw in stream:
+                read += len(raw)
+                if read > MAX_LOG_BYTES:
+                    parser.seen.truncated = True
+                    break
+                parser.line(raw.decode("utf-8", "replace").rstrip("\n"))
+    except OSError:
+        parser.seen.truncated = True
+    return parser.finish()
