@@ -31,7 +31,7 @@ from ..scrub import clean, scrubber
 from . import integrity
 from .provenance import Origin, runner
 from .site import Site, generated_at, reference
-from .verification import verification
+from .verification import observed_entry, verification
 
 CATALOG_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # what `toolcatalog diff` reads
@@ -83,14 +83,6 @@ def tool_entry(tool: Tool, site: Site | None = None, origin: Origin | None = Non
         "drivers": [driver_entry(d, tool) for d in tool.drivers],
         "sandbox": sandbox_entry(tool.sandbox),
     }
-
-
-def observed_entry(observed: Observed) -> dict[str, Any]:
-    """What a run was seen to do; programs by name (their folders differ from machine to machine)."""
-    entry = observed.as_dict()
-    for key in ("programs", "spawned"):
-        entry[key] = list(dict.fromkeys(os.path.basename(p) for p in getattr(observed, key)))
-    return entry
 
 
 def sandbox_entry(report: SandboxReport | None) -> dict[str, Any] | None:

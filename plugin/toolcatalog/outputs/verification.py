@@ -8,19 +8,19 @@ The same object appears in catalog.json, in each per-tool JSON file and in mcp-t
   and not-run ones count as not run, and so do those whose checking crashed (`error`: no verdict
   was reached, and the tool's own status says so). Never a pass for something that did not run.
 - `processes`: how many processes ran to produce these results (0: nothing ran).
-- `sandboxed`: whether those processes ran in a sandbox: `false` while this version runs every
-  process as the build's user, `null` when nothing ran.
-- `observed_effects`: what the runs were seen to do (files, network, programs); `null` when not
-  observed. This version observes nothing yet, so it is always null.
+- `sandboxed`: whether those processes ran in the sandbox (`Tool.sandbox`); `null` when nothing ran.
+- `observed_effects`: what the runs were seen to do (files, network, programs: the catalog's
+  `sandbox.observed`); `null` when not observed (nothing ran, or it ran unsandboxed).
 - `page`: the tool's page, which shows the evidence (every example's input, expected and actual
   output, and every check).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Iterable
 
-from ..model import Tool
+from ..model import Observed, Tool
 from .site import Site
 
 PASSED = frozenset({"passed", "pass"})
@@ -34,6 +34,20 @@ def counts(statuses: Iterable[str]) -> dict[str, int]:
     return {"total": len(values), "passed": passed, "failed": failed, "not_run": len(values) - passed - failed}
 
 
+def observed_entry(observed: Observed) -> dict[str, Any]:
+    """What runs were seen to do; programs by file name (their folders differ from machine to machine)."""
+    entry = observed.as_dict()
+    for key in ("programs", "spawned"):
+        entry[key] = list(dict.fromkeys(os.path.basename(p) for p in getattr(observed, key)))
+    return entry
+
+
+def observed_effects(tool: Tool) -> dict[str, Any] | None:
+    """The sandbox's observation of the tool's runs; None when not observed."""
+    observed = tool.sandbox.observed if tool.sandbox is not None else None
+    return None if observed is None else observed_entry(observed)
+
+
 def verification(tool: Tool, site: Site) -> dict[str, Any]:
     ran = tool.processes > 0
     return {
@@ -41,7 +55,7 @@ def verification(tool: Tool, site: Site) -> dict[str, Any]:
         "examples": counts(e.status.value for e in tool.examples),
         "checks": counts(c.status.value for c in tool.checks),
         "processes": tool.processes,
-        "sandboxed": False if ran else None,
-        "observed_effects": None,
+        "sandboxed": (tool.sandbox.sandboxed if tool.sandbox is not None else False) if ran else None,
+        "observed_effects": observed_effects(tool),
         "page": site.link(tool.url),
     }

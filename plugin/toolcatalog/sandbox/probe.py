@@ -121,7 +121,7 @@ def probe(mode: str) -> Facts:
             else:
                 failures.append(f"Landlock: {explain(stderr)}")
         else:
-            failures.append("Landlock is not available in this kernel")
+            failures.append("Landlock is unavailable (not in this kernel, disabled, or refused)")
     if chosen is None:
         return Facts(mode, reason="no sandbox works here: " + "; ".join(failures))
     strace = trace.find()
