@@ -382,6 +382,7 @@ def make_workspaces(root: Path, n: int, theme: str) -> tuple[Path, Path]:
     write(tc / "mkdocs.yml", mkdocs_yml(theme, [{"toolcatalog": {"nav_tools": True}}]))
     write(tc / "mkdocs-norun.yml", mkdocs_yml(theme, [{"toolcatalog": {"nav_tools": True, "run_examples": False}}]))
     write(tc / "mkdocs-nonav.yml", mkdocs_yml(theme, [{"toolcatalog": {"nav_tools": False}}]))
+    write(tc / "mkdocs-nosandbox.yml", mkdocs_yml(theme, [{"toolcatalog": {"nav_tools": True, "sandbox": "off"}}]))
 
     base = root / "baseline"
     for spec in specs:
@@ -430,6 +431,14 @@ def build(workspace: Path, config: str, quiet: bool) -> tuple[float, str]:
     return seconds, output
 
 
+SANDBOX_LINE = re.compile(r"example processes: (?P<how>.+)")
+
+
+def sandbox_used(output: str) -> str | None:
+    match = SANDBOX_LINE.search(output)
+    return match.group("how").strip() if match else None
+
+
 def processes_started(output: str) -> tuple[int | None, float | None]:
     match = CHECKED_LINE.search(output)
     if match is None:
@@ -447,6 +456,7 @@ class Scenario:
         self.times: list[float] = []
         self.processes: list[int | None] = []
         self.check_seconds: list[float | None] = []
+        self.sandbox: str | None = None  # the plugin's "example processes: ..." line
 
     def run(self) -> float:
         if self.before:
@@ -471,6 +481,7 @@ class Scenario:
                 )
             self.processes.append(procs)
             self.check_seconds.append(check_s)
+            self.sandbox = sandbox_used(output) or self.sandbox
         else:
             self.processes.append(None)
             self.check_seconds.append(None)
@@ -484,6 +495,23 @@ class Scenario:
     @property
     def best(self) -> float:
         return min(self.times)
+
+
+def sandbox_overhead(sandboxed: Scenario, unsandboxed: Scenario, processes: int) -> dict[str, Any]:
+    """The sandbox's cost per example process: the plugin's own checking time (the examples alone,
+    without MkDocs) and the whole cold build, sandboxed against `sandbox: off`, same examples."""
+    on = statistics.median([c for c in sandboxed.check_seconds if c is not None])
+    off = statistics.median([c for c in unsandboxed.check_seconds if c is not None])
+    workers = os.cpu_count() or 1  # `jobs: 0`: one worker per CPU
+    return {
+        "sandbox": sandboxed.sandbox,
+        "check_s_sandboxed": round(on, 2),
+        "check_s_unsandboxed": round(off, 2),
+        "check_ratio": round(on / off, 2) if off else None,
+        "build_ratio": round(sandboxed.median / unsandboxed.median, 2),
+        "workers": workers,
+        "extra_ms_per_process": round((on - off) * workers / processes * 1000, 1),
+    }
 
 
 def verify_catalog(tc: Path, n: int) -> dict[str, int]:
@@ -611,6 +639,8 @@ def main(argv: list[str] | None = None) -> int:
                      "plain Markdown pages, automatic nav lists every page", plugin=False),
             Scenario("baseline (index-only nav)", base, "mkdocs-nonav.yml", None,
                      "same pages, nav holds Home + tools index, tool pages `not_in_nav`", plugin=False),
+            Scenario("toolcatalog cold, sandbox: off", tc, "mkdocs-nosandbox.yml", "baseline (pages in nav)",
+                     "cold, every example run unsandboxed: what the sandbox costs", before=drop_cache, expect_processes=examples),
             Scenario("toolcatalog cold", tc, "mkdocs.yml", "baseline (pages in nav)",
                      "cache dir removed first: every example runs", before=drop_cache, expect_processes=examples),
             Scenario("toolcatalog warm", tc, "mkdocs.yml", "baseline (pages in nav)",
@@ -661,7 +691,9 @@ def main(argv: list[str] | None = None) -> int:
             "ratio_of_mins": round(s.best / base_best, 2) if base_best else None,
             "processes": procs[0] if procs and len(set(procs)) == 1 else (procs or None),
             "plugin_check_s": statistics.median(checks) if checks else None,
+            "sandbox": s.sandbox,
         })
+    sandbox = sandbox_overhead(by_name["toolcatalog cold"], by_name["toolcatalog cold, sandbox: off"], examples)
 
     header = f"{'scenario':<38} {'median s':>9} {'ratio':>7}  {'vs':<26} {'processes':>9} {'min s':>7} {'ratio':>7}"
     print()
@@ -677,6 +709,10 @@ def main(argv: list[str] | None = None) -> int:
           f"whole run {elapsed:.0f}s. Seconds are this run only; compare the ratios.\n"
           f"The last two columns use each scenario's fastest run (less sensitive to other load on the machine).")
     print(f"plugin: {plugin_info}; load average at start {facts['loadavg_at_start']}, at end {facts['loadavg_at_end']}")
+    print(f"\nsandbox ({sandbox['sandbox']}): checking {examples} examples took {sandbox['check_s_sandboxed']}s sandboxed, "
+          f"{sandbox['check_s_unsandboxed']}s unsandboxed (plugin's own timing): {sandbox['check_ratio']}x; "
+          f"whole cold build {sandbox['build_ratio']}x; about {sandbox['extra_ms_per_process']} ms more per process "
+          f"(worker time, {sandbox['workers']} workers)")
 
     result = {
         "benchmark": "mkdocs-toolcatalog build time vs plain mkdocs build",
@@ -689,6 +725,7 @@ def main(argv: list[str] | None = None) -> int:
         "wall_s": round(elapsed, 1),
         "catalog_statuses": statuses,
         "scenarios": rows,
+        "sandbox_overhead": sandbox,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -166,7 +166,7 @@ def test_machine_paths_from_tool_output_reach_neither_pages_nor_catalog(tmp_path
           "print('error in', os.path.abspath(__file__), 'home', os.path.expanduser('~/.ssh'), file=sys.stderr)\n"
           "print(json.dumps({'where': os.getcwd()}))\n")
     ws = tmp_path / "ws"
-    mkdocs_project(ws, {"paths": ["../other"], "cache": False})
+    mkdocs_project(ws, {"paths": ["../other"], "cache": False, "sandbox": "off"})  # in the sandbox HOME is /scratch/home
     build(ws)
     site = ws / "site"
     home = str(Path("~").expanduser())

@@ -28,6 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import sandbox
 from .._version import __version__
 from ..formats.smarttool import RUNTIME_RULE_IDS
 from ..model import Catalog, Status, Tool
@@ -147,6 +148,7 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
             store.put(cache_key, outcome)
             _store_after_run(tool, job, cache_key, outcome, planners, ctx, key_of, store)
         apply(tool, outcome)
+    sandbox.flush()  # every run's throwaway folder is gone before the build goes on
     stats.seconds = time.monotonic() - started
     return stats
 

@@ -44,6 +44,7 @@ class Context:
     workspace: Path
     scrub: Scrub  # this machine's paths out of any text a run produces (see scrub.py)
     sandbox: sandbox_mod.Facts  # probed once per build
+    roots: list[Path] = field(default_factory=list)  # folders searched outside the workspace (`paths: [../x]`)
 
     def run(self, argv: list[str], *, cwd: Path, stdin: bytes | None, timeout_s: float, env: dict[str, str],
             network: bool = False, hidden: list[str] | None = None) -> "Spawned":
@@ -54,7 +55,8 @@ class Context:
             if facts.mode == "required":  # the engine refuses such tools first; never run them anyway
                 return Spawned(ProcessResult(argv, None, b"", b"", False, False, False, 0.0, error=f"not run: {facts.reason}"), None, None)
             return Spawned(run_process(argv, cwd=cwd, stdin=stdin, timeout_s=timeout_s, env=env, max_stdout=cap), None, None)
-        with sandbox_mod.prepare(facts, argv, cwd=cwd, env=env, workspace=self.workspace, network=network, hidden=hidden) as launch:
+        with sandbox_mod.prepare(facts, argv, cwd=cwd, env=env, workspace=self.workspace, network=network, hidden=hidden,
+                                 roots=self.roots) as launch:
             result = run_process(launch.argv, cwd=launch.cwd, stdin=stdin, timeout_s=timeout_s, env=launch.env, max_stdout=cap)
             observed = launch.observe() if result.error is None else None
         result.argv = list(argv)
@@ -68,7 +70,8 @@ class Context:
         if self.sandbox.mechanism is None:
             yield None
             return
-        with sandbox_mod.prepare(self.sandbox, argv, cwd=cwd, env=env, workspace=self.workspace, network=network, hidden=hidden) as launch:
+        with sandbox_mod.prepare(self.sandbox, argv, cwd=cwd, env=env, workspace=self.workspace, network=network,
+                                 hidden=hidden, roots=self.roots) as launch:
             yield launch
 
     def timeout_for(self, tool_timeout_ms: int | None = None) -> float:
@@ -109,4 +112,5 @@ def make_context(options: Options, workspace: Path, sandbox: sandbox_mod.Facts |
         workspace=workspace,
         scrub=scrubber(workspace, [workspace / p for p in options.paths]),
         sandbox=sandbox if sandbox is not None else sandbox_mod.probe(options.sandbox),
+        roots=[workspace / p for p in options.paths if (workspace / p).is_dir()],
     )

@@ -8,7 +8,7 @@ bubblewrap (namespaces) is the sandbox; the Landlock launcher is the fallback wh
 cannot be created; strace, when it can, watches the system calls. See docs/security.md.
 """
 
-from .launch import Launch, prepare
+from .launch import Launch, flush, prepare
 from .probe import Facts, probe
 
-__all__ = ["Facts", "Launch", "prepare", "probe"]
+__all__ = ["Facts", "Launch", "flush", "prepare", "probe"]

@@ -42,11 +42,7 @@ def system_binds() -> list[str]:
             out += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             out += ["--ro-bind", path, path]
-    out += ["--dir", "/etc"]
-    for name in layout.ETC_SUBSET:
-        if os.path.lexists("/etc/" + name):
-            out += ["--ro-bind", "/etc/" + name, "/etc/" + name]
-    return out
+    return [*out, "--ro-bind", layout.etc_view(), "/etc"]
 
 
 def proc_and_dev(variant: str) -> list[str]:

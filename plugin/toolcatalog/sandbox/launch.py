@@ -13,9 +13,12 @@ the trace. Leaving the `with` block deletes the folder: nothing the tool wrote s
 
 from __future__ import annotations
 
+import atexit
 import os
+import queue
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +54,7 @@ class Launch:
     log: Path | None  # the strace log, when traced
     scratch_host: str  # the host path the tool sees as /scratch (Landlock: the same path)
     cwd_inside: str  # the working folder as the tool sees it
+    roots: list[str] = field(default_factory=list)  # folders searched outside the workspace: "workspace" too
 
     def __enter__(self) -> "Launch":
         return self
@@ -59,7 +63,7 @@ class Launch:
         self.close()
 
     def close(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        _discard(self.root)
 
     def _seen_as(self, path: str) -> str:
         """The path as a reader should see it: the scratch folder is /scratch whatever the mechanism."""
@@ -71,7 +75,7 @@ class Launch:
         path = self._seen_as(inside)
         if path == layout.SCRATCH or path.startswith(layout.SCRATCH + "/"):
             return FileChange(path, SCRATCH, change)
-        if path == self.workspace or path.startswith(self.workspace + "/"):
+        if any(_below(path, root) for root in (self.workspace, *self.roots)):
             return FileChange(os.path.relpath(path, self.workspace), WORKSPACE, change)
         return FileChange(path, ELSEWHERE, change)
 
@@ -116,6 +120,43 @@ class Launch:
         observed.spawned = [self._seen_as(p) for p in seen.spawned]
 
 
+# Removing a run's folder is slow on some filesystems (overlayfs: milliseconds per folder), so it
+# happens on a thread of its own instead of delaying the next run; `flush` waits for it.
+_trash: "queue.Queue[Path]" = queue.Queue()
+_remover: threading.Thread | None = None
+_remover_lock = threading.Lock()
+
+
+def _remove_forever() -> None:
+    while True:
+        folder = _trash.get()
+        try:
+            shutil.rmtree(folder, ignore_errors=True)
+        finally:
+            _trash.task_done()
+
+
+def _discard(folder: Path) -> None:
+    global _remover
+    with _remover_lock:
+        if _remover is None:
+            _remover = threading.Thread(target=_remove_forever, name="toolcatalog-sandbox-cleanup", daemon=True)
+            _remover.start()
+    _trash.put(folder)
+
+
+def flush() -> None:
+    """Wait until every finished run's folder is removed (the engine calls this at the end)."""
+    _trash.join()
+
+
+atexit.register(flush)
+
+
+def _below(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
 def _cap(observed: Observed) -> None:
     for name, limit in (("files", MAX_FILES), ("connections", MAX_CONNECTIONS), ("programs", MAX_PROGRAMS), ("spawned", MAX_PROGRAMS)):
         items = getattr(observed, name)
@@ -133,21 +174,28 @@ def prepare(
     workspace: Path,
     network: bool,
     hidden: list[str] | None = None,
+    roots: list[Path] | None = None,
 ) -> Launch:
-    """Get one run ready. `facts.mechanism` must not be None."""
+    """Get one run ready. `facts.mechanism` must not be None. `roots`: folders searched for
+    manifests besides the workspace; those outside it are shown read-only too (without `.git`)."""
     assert facts.mechanism is not None
     ws = os.path.realpath(workspace)
     here = os.path.realpath(cwd)
     hidden = [os.path.realpath(p) for p in (hidden or [])]
-    root = Path(tempfile.mkdtemp(prefix="toolcatalog-run-"))
+    outside = sorted({os.path.realpath(r) for r in (roots or []) if not _below(os.path.realpath(r), ws) and os.path.isdir(r)})
+    hidden += [os.path.join(r, ".git") for r in outside if os.path.lexists(os.path.join(r, ".git"))]
+    root = Path(tempfile.mkdtemp(prefix="toolcatalog-run-", dir=layout.base_folder()))
     for name in ("tmp", "scratch", "scratch/tmp", "scratch/home", "work", "empty"):
         (root / name).mkdir(mode=0o700, exist_ok=True)
-    visible = layout.program_folders(command[0], env.get("PATH", ""), ws)
+    visible = [*layout.program_folders(command[0], env.get("PATH", ""), ws), *outside]
     log = root / "trace.log" if facts.tracer else None
+    if not _below(here, ws) and not any(_below(here, r) for r in outside):
+        visible.append(here)  # the working folder must exist in the sandbox
     if facts.mechanism == "landlock":
         launch = _landlock(facts, command, here, env, ws, root, visible, network, log, hidden)
     else:
         launch = _bubblewrap(facts, command, here, env, ws, root, visible, network, log, hidden)
+    launch.roots = outside
     for area in launch.areas:
         area.before, area.cut = tree.picture(area.host, hash_files=area.hash_files)
     return launch

@@ -9,10 +9,14 @@ so it is reported) and a throwaway copy of the working folder.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
 import shutil
 import stat
 import sys
+import tempfile
+import threading
 from pathlib import Path
 
 # Inside the sandbox: the scratch folder and the variables that point at it.
@@ -37,6 +41,59 @@ QUIET_WRITES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/stdin",
 QUIET_PREFIXES = ("/dev/pts/", "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/")
 MAX_COPY_ENTRIES = 5_000  # the working folder is copied (writable) only when it is at most this big
 MAX_COPY_BYTES = 64 << 20
+
+
+SHM = "/dev/shm"
+MIN_SHM_BYTES = 2 << 30
+
+
+@functools.lru_cache(maxsize=1)
+def base_folder() -> str | None:
+    """Where the sandbox's throwaway folders go: /dev/shm when it is a large memory filesystem
+    (creating and removing folders there costs microseconds, on some disk filesystems
+    milliseconds), else the system temp folder (None)."""
+    try:
+        info = os.statvfs(SHM)
+        if info.f_bavail * info.f_frsize >= MIN_SHM_BYTES and os.access(SHM, os.W_OK | os.X_OK):
+            return SHM
+    except OSError:
+        pass
+    return None
+
+
+_etc_view: str | None = None
+_etc_lock = threading.Lock()
+
+
+def etc_view() -> str:
+    """A folder holding a copy of `ETC_SUBSET`, made once per process and removed at exit: one
+    bind instead of forty for every run. Links stay links, except those that lead out of the
+    visible system (a `resolv.conf` in /run), which are copied as files; folders named `private`
+    (`/etc/ssl/private` keys) are left out."""
+    global _etc_view
+    with _etc_lock:
+        if _etc_view is not None and os.path.isdir(_etc_view):
+            return _etc_view
+        folder = tempfile.mkdtemp(prefix="toolcatalog-etc-", dir=base_folder())
+        os.chmod(folder, 0o755)
+        for name in ETC_SUBSET:
+            source, target = "/etc/" + name, os.path.join(folder, name)
+            try:
+                if os.path.islink(source) and not os.path.realpath(source).startswith(("/usr/", "/etc/", "/opt/")):
+                    if os.path.isfile(source):
+                        shutil.copyfile(source, target)
+                elif os.path.isdir(source) and not os.path.islink(source):
+                    shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns("private"),
+                                    ignore_dangling_symlinks=True)
+                elif os.path.islink(source):
+                    os.symlink(os.readlink(source), target)
+                elif os.path.isfile(source):
+                    shutil.copy2(source, target)
+            except OSError:
+                continue  # unreadable: absent in the sandbox too
+        atexit.register(shutil.rmtree, folder, True)
+        _etc_view = folder
+        return folder
 
 
 def scratch_env(env: dict[str, str], tmpdir: str = TMPDIR, home: str = HOME) -> dict[str, str]:
@@ -109,9 +166,11 @@ def program_folders(argv0: str, path_var: str, workspace: str) -> list[str]:
                 key, _, value = line.partition("=")
                 if key.strip() == "home" and os.path.isabs(value.strip()):
                     candidates += [_prefix(value.strip()), _prefix(os.path.realpath(value.strip()))]
+    system = [*SYSTEM, *("/" + name for name in USR_MERGE)]
     for folder in candidates:
         folder = os.path.normpath(folder)
-        if any(_below(folder, system) for system in SYSTEM) or not _safe(folder, workspace):
+        real = os.path.realpath(folder)
+        if any(_below(f, s) for f in (folder, real) for s in system) or not _safe(folder, workspace):
             continue
         if folder not in out:
             out.append(folder)
