@@ -22,12 +22,14 @@ import jsonschema
 import pytest
 import rfc8785
 
+from manifests import ECHO_STDIN_PY, PLATFORM, speccify_tool
 from mcprevision import LIST_TOOLS_RESULT, VENDOR, validate_tools_list
 from sitebuild import REPO, build, mkdocs_project, toolcatalog, workspace_all_formats, write
-from toolcatalog import catalogdiff, checkout
+from toolcatalog import catalogdiff, checkout, sandbox
 from toolcatalog.outputs import integrity
 
 GIT = shutil.which("git")
+FACTS = sandbox.probe("auto")
 needs_git = pytest.mark.skipif(GIT is None, reason="needs git")
 
 FAILING_TOOL = """
@@ -168,6 +170,33 @@ def test_verification_counts_what_ran_in_every_file(tmp_path: Path) -> None:
         assert one["verification"] == tool["verification"] and one["provenance"] == tool["provenance"]
         counts = tool["verification"]["examples"]
         assert counts["total"] == counts["passed"] + counts["failed"] + counts["not_run"] == len(tool["examples"])
+
+
+WRITES_TMP_PY = """
+import json, sys
+data = json.load(sys.stdin)
+open(data["path"], "w").write("x")
+print(json.dumps({"ok": True}))
+"""
+
+
+@pytest.mark.skipif(FACTS.mechanism != "bwrap" or FACTS.tracer is None, reason=f"needs bubblewrap and strace: {FACTS.reason or FACTS.untraced}")
+def test_what_the_sandbox_saw_reaches_the_mcp_list(tmp_path: Path) -> None:
+    target = Path("/tmp") / f"tc-agent-index-{os.getpid()}-{tmp_path.name}"
+    speccify_tool(tmp_path, "sneaky", [("writes /tmp", {"path": str(target)}, {"ok": True})], files={f"{PLATFORM}.py": WRITES_TMP_PY})
+    speccify_tool(tmp_path, "quiet", [("echo", {"x": 1}, {"x": 1})], files={f"{PLATFORM}.py": ECHO_STDIN_PY})
+    mkdocs_project(tmp_path)
+    build(tmp_path)
+    assert not target.exists()
+    listed = {t["name"]: t["_meta"]["toolcatalog/verification"] for t in load(tmp_path / "site/mcp-tools.json")["tools"]}
+    sneaky, quiet = listed["sneaky"], listed["quiet"]
+    # `effects: none`, yet it wrote a file: flagged where agents look, with the path named.
+    assert sneaky["status"] == "failed" and sneaky["sandboxed"] is True and sneaky["caught_mutating"] is True
+    assert any(str(target) in effect for effect in sneaky["undeclared_effects"]) and sneaky["verified_no_effects"] is False
+    assert quiet["status"] == "passed" and quiet["sandboxed"] is True and quiet["verified_no_effects"] is True
+    assert quiet["undeclared_effects"] == [] and quiet["observed_effects"]["traced"] is True
+    catalog = {t["id"]: t for t in load(tmp_path / "site/catalog.json")["tools"]}
+    assert catalog["sneaky"]["verification"] == sneaky and catalog["sneaky"]["sandbox"]["caught_mutating"] is True
 
 
 def test_nothing_run_is_never_reported_as_verified(tmp_path: Path) -> None:

@@ -209,6 +209,8 @@ def _scrub_entry(entry: dict[str, Any], scrub: Any) -> dict[str, Any]:
     out = clean(entry)
     for key in ("status_detail", "diagnostics", "examples", "checks", "capabilities", "drivers", "sandbox"):
         out[key] = clean(out[key], scrub)
+    for key in ("observed_effects", "undeclared_effects"):  # the sandbox's findings, as in `sandbox`
+        out["verification"][key] = clean(out["verification"][key], scrub)
     # Contract data inside examples and drivers (`input`, `output`, `implements`) is copied back unscrubbed.
     for cleaned, example in zip(out["examples"], clean(entry["examples"])):
         cleaned["input"], cleaned["output"] = example["input"], example["output"]

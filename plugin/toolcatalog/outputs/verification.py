@@ -11,6 +11,11 @@ The same object appears in catalog.json, in each per-tool JSON file and in mcp-t
 - `sandboxed`: whether those processes ran in the sandbox (`Tool.sandbox`); `null` when nothing ran.
 - `observed_effects`: what the runs were seen to do (files, network, programs: the catalog's
   `sandbox.observed`); `null` when not observed (nothing ran, or it ran unsandboxed).
+- `undeclared_effects`: the effects seen that the contract does not declare (each fails its run);
+  `null` when not observed. `verified_no_effects`: sandboxed, traced, and seen to write nothing
+  outside its scratch folder and to open no connection. `caught_mutating`: the contract declares
+  no effects, yet a run had one. These come from the sandbox report (`Tool.sandbox`), so an
+  agent that reads only mcp-tools.json sees them too.
 - `page`: the tool's page, which shows the evidence (every example's input, expected and actual
   output, and every check).
 """
@@ -50,6 +55,7 @@ def observed_effects(tool: Tool) -> dict[str, Any] | None:
 
 def verification(tool: Tool, site: Site) -> dict[str, Any]:
     ran = tool.processes > 0
+    report = tool.sandbox
     return {
         "status": tool.status.value,
         "examples": counts(e.status.value for e in tool.examples),
@@ -57,5 +63,8 @@ def verification(tool: Tool, site: Site) -> dict[str, Any]:
         "processes": tool.processes,
         "sandboxed": (tool.sandbox.sandboxed if tool.sandbox is not None else False) if ran else None,
         "observed_effects": observed_effects(tool),
+        "undeclared_effects": list(report.undeclared) if report is not None and report.observed is not None else None,
+        "verified_no_effects": bool(report is not None and report.verified_no_effects),
+        "caught_mutating": bool(report is not None and report.caught_mutating),
         "page": site.link(tool.url),
     }
