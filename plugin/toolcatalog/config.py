@@ -111,7 +111,8 @@ class ToolCatalogConfig(base.Config):
 
     cache = _Rule[bool]("cache")
     """Reuse results while nothing they depend on changed (manifest, tool folder, drivers,
-    interpreter, platform, options), so a rebuild with nothing changed starts no process."""
+    interpreter, platform, options), so a rebuild with nothing changed starts no process; and
+    reuse what parsing an unchanged TOOL.md or DRIVER.md gave."""
 
     cache_dir = _Rule[str]("cache_dir")
     """Where cached results live, relative to mkdocs.yml's folder."""

@@ -14,6 +14,7 @@ from .discover import DRIVER_MD, SMART_TOOL_JSON, SMART_TOOL_MD, TOOL_MD, Found,
 from .formats import aip14, aip30, common, link, smarttool, speccify
 from .model import ERROR, Catalog, Diagnostic, Driver, Status, Tool
 from .options import Options
+from .parsecache import ParseCache
 
 
 # Until a check runs (it may never: `run_examples: false`, `toolcatalog validate`).
@@ -27,6 +28,7 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
     found = discover(workspace, options.paths, options.exclude, skip)
     catalog = Catalog(root=workspace, diagnostics=list(found.diagnostics))
     max_bytes = options.max_manifest_bytes
+    cache = ParseCache(_cache_folder(workspace, options), max_bytes)
 
     descriptors = [f for f in found.files if f.name == SMART_TOOL_JSON]
     roots = {f.path.parent for f in descriptors}
@@ -52,14 +54,16 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
     for item in found.files:
         source = relative(item.path, workspace)
         if item.name == TOOL_MD:
-            catalog.tools.append(_guarded(lambda: _parse_tool_md(item, source, max_bytes), item.path, workspace, item.hint))
+            tool = cache.parsed(
+                Tool, item.path, source, item.hint,
+                lambda raw: _guarded(lambda: _parse_tool_md(item, source, max_bytes, raw), item.path, workspace, item.hint),
+                _cacheable,
+            )
+            if tool.format == "speccify":  # listed afresh: never part of what the cache holds
+                tool.implementations = speccify.implementation_files(item.path.parent)
+            catalog.tools.append(tool)
         elif item.name == DRIVER_MD:
-            try:
-                driver = aip30.parse(item.path, source, max_bytes)
-            except Exception as exc:  # a bug in the parser: this driver is invalid, the build goes on
-                driver = Driver(id=item.path.parent.name, name=item.path.parent.name, kind=None, version=None,
-                                description="", source=source, abs_path=item.path)
-                driver.diagnostics.append(_internal_error(exc, source))
+            driver = cache.parsed(Driver, item.path, source, item.hint, lambda raw: _parse_driver(item.path, source, max_bytes, raw), _cacheable)
             driver.search_root = item.search_root
             catalog.drivers.append(driver)
 
@@ -75,6 +79,29 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
         for example in tool.examples:
             example.detail = NOT_CHECKED
     return catalog
+
+
+def _cache_folder(workspace: Path, options: Options) -> Path | None:
+    """Where parse results are kept (beside the results, see `parsecache`); None when `cache` is off."""
+    if not options.cache:
+        return None
+    folder = Path(options.cache_dir)
+    return folder if folder.is_absolute() else workspace / folder
+
+
+def _cacheable(parsed: Tool | Driver) -> bool:
+    """A parser bug's result is never kept: the next build tries again (and maybe a fixed parser)."""
+    return not any(d.code == "internal-error" for d in parsed.diagnostics)
+
+
+def _parse_driver(path: Path, source: str, max_bytes: int, raw: bytes | None) -> Driver:
+    try:
+        return aip30.parse(path, source, max_bytes, raw)
+    except Exception as exc:  # a bug in the parser: this driver is invalid, the build goes on
+        driver = Driver(id=path.parent.name, name=path.parent.name, kind=None, version=None,
+                        description="", source=source, abs_path=path)
+        driver.diagnostics.append(_internal_error(exc, source))
+        return driver
 
 
 def _owner(path: Path, roots: set[Path]) -> Path | None:
@@ -110,11 +137,12 @@ def _internal_error(exc: Exception, source: str) -> Diagnostic:
     )
 
 
-def _parse_tool_md(item: Found, source: str, max_bytes: int) -> Tool:
-    """Classify a TOOL.md by its content (AIP-14 has `id`), and say so when the folder suggests otherwise."""
+def _parse_tool_md(item: Found, source: str, max_bytes: int, raw: bytes | None = None) -> Tool:
+    """Classify a TOOL.md by its content (AIP-14 has `id`), and say so when the folder suggests
+    otherwise. `raw`: the file's bytes when already read."""
     diagnostics: list = []
     sink = common.Sink(source, diagnostics)
-    manifest = common.read_manifest(item.path, sink, max_bytes)
+    manifest = common.read_manifest(item.path, sink, max_bytes, raw)
     if manifest is None:
         # Unreadable: the format the location suggests gets the tool and the reason.
         parser = aip14.parse if item.hint == "aip-14" else speccify.parse

@@ -74,27 +74,34 @@ _YAML11_TIMESTAMP = re.compile(
 )
 _YAML11_SEXAGESIMAL = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
 
-try:  # libyaml's parser is several times faster and composes the same nodes
-    from yaml import CParser as _Parser  # type: ignore[attr-defined]
+from yaml.composer import Composer
+from yaml.parser import Parser
+from yaml.reader import Reader
+from yaml.scanner import Scanner
 
-    class _Composer(_Parser, _Resolver):  # type: ignore[misc,valid-type]
+
+class PurePythonComposer(Reader, Scanner, Parser, Composer, _Resolver):
+    """PyYAML's own composer: the fallback where libyaml is missing (tests compare the two)."""
+
+    def __init__(self, stream: str):
+        Reader.__init__(self, stream)
+        Scanner.__init__(self)
+        Parser.__init__(self)
+        Composer.__init__(self)
+        _Resolver.__init__(self)
+
+
+try:  # libyaml's parser is several times faster and composes the same nodes (plain style is "" there)
+    from yaml.cyaml import CParser as _CParser
+
+    class LibyamlComposer(_CParser, _Resolver):  # type: ignore[misc,valid-type]
         def __init__(self, stream: str):
-            _Parser.__init__(self, stream)
+            _CParser.__init__(self, stream)
             _Resolver.__init__(self)
 
-except ImportError:  # pragma: no cover - pure-Python fallback
-    from yaml.composer import Composer
-    from yaml.parser import Parser
-    from yaml.reader import Reader
-    from yaml.scanner import Scanner
-
-    class _Composer(Reader, Scanner, Parser, Composer, _Resolver):  # type: ignore[no-redef]
-        def __init__(self, stream: str):
-            Reader.__init__(self, stream)
-            Scanner.__init__(self)
-            Parser.__init__(self)
-            Composer.__init__(self)
-            _Resolver.__init__(self)
+    _Composer: type = LibyamlComposer
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    _Composer = PurePythonComposer
 
 
 @dataclass
@@ -140,6 +147,8 @@ def load(text: str, *, first_line: int = 1, max_nodes: int = MAX_NODES, max_dept
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 + offset if mark else None
+        if "maximum nesting depth" in str(exc.problem):  # libyaml's own cap (1,000 levels)
+            raise YamlError(f"YAML nests too deeply to read (limit {max_depth} levels)", line, "yaml-too-deep") from None
         problem = exc.problem or exc.context or "invalid YAML"
         if exc.problem and exc.context:
             # "found unexpected end of stream" alone does not say what was left open, or where.
@@ -216,7 +225,7 @@ def _convert(node: Node, path: Path, depth: int, doc: Document, offset: int, bud
             # JSON keys are strings; YAML reads `0: ok` as an integer key, so keep what was written.
             key = key_node.value if not isinstance(key_value, str) else key_value
             key_line = _line(key_node, offset)
-            if key == "<<" and key_node.style is None:
+            if key == "<<" and not key_node.style:
                 doc.notes.append(
                     Note(
                         "warning",
@@ -265,7 +274,7 @@ def _scalar(node: ScalarNode, doc: Document, offset: int) -> Any:
     if form is not None and not form.match(value):  # `!!int abc`, `!!bool maybe`, `!!float x`
         raise YamlError(f"`{value}` is not a valid `{tag.rsplit(':', 1)[-1]}`", _line(node, offset), "yaml-tag")
     if tag == _STR:
-        if node.style is None:  # plain, unquoted: would a YAML 1.1 reader disagree?
+        if not node.style:  # plain, unquoted (None from PyYAML, "" from libyaml): would a YAML 1.1 reader disagree?
             _note_yaml11(value, doc, _line(node, offset))
         return value
     if tag == _NULL:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import os
-import platform as platform_module
 import sys
 import threading
 import time
@@ -78,7 +77,7 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
         os.path.realpath(catalog.root),
         sys.executable,
         sys.version,
-        platform_module.platform(),
+        machine_identity(),
         ctx.platform,
         options.timeout,
         sorted(options.allow_mutating),
@@ -223,6 +222,24 @@ def _store_after_run(tool: Tool, job: Job, cache_key: str, outcome: Outcome, pla
         return
     if after != cache_key:
         store.put(after, outcome)
+
+
+@lru_cache(maxsize=1)
+def machine_identity() -> list[str]:
+    """The operating system, kernel release, architecture and C library results may depend on,
+    as `platform.platform()` says them, but read without starting a process (`platform` runs
+    `uname -p` for the processor, which a build would start every time)."""
+    uname = getattr(os, "uname", None)
+    if uname is None:  # Windows: platform.uname() may run `ver`; the version numbers say enough
+        version = getattr(sys, "getwindowsversion", lambda: ())()
+        return [sys.platform, ".".join(str(v) for v in tuple(version)[:3]), os.environ.get("PROCESSOR_ARCHITECTURE", "")]
+    info = uname()
+    libc = ""
+    try:
+        libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
+    except (AttributeError, ValueError, OSError):  # not glibc (musl, macOS)
+        pass
+    return [info.sysname, info.release, info.machine, libc]
 
 
 @lru_cache(maxsize=1)

@@ -20,12 +20,13 @@ SCHEMA = "aip30-driver.schema.json"
 KINDS = ("cli", "http", "mcp", "sdk", "builtin")
 
 
-def parse(path: Path, source: str, max_bytes: int) -> Driver:
+def parse(path: Path, source: str, max_bytes: int, raw: bytes | None = None) -> Driver:
+    """Parse one DRIVER.md (from its bytes `raw` when already read)."""
     driver = Driver(
         id=path.parent.name, name=path.parent.name, kind=None, version=None, description="", source=source, abs_path=path
     )
     sink = common.Sink(source, driver.diagnostics)
-    manifest = common.read_manifest(path, sink, max_bytes)
+    manifest = common.read_manifest(path, sink, max_bytes, raw)
     if manifest is None:
         return driver
     data: dict[str, Any] = manifest.data

@@ -28,10 +28,11 @@ class Sink:
         self.diagnostics.append(Diagnostic(WARNING, message, self.source, line, code))
 
 
-def read_manifest(path: Path, sink: Sink, max_bytes: int) -> Manifest | None:
-    """Read and parse front matter; on failure record why and return None."""
+def read_manifest(path: Path, sink: Sink, max_bytes: int, raw: bytes | None = None) -> Manifest | None:
+    """Read (unless its bytes are given as `raw`) and parse front matter; on failure record why
+    and return None."""
     try:
-        manifest = frontmatter.parse(frontmatter.read_bytes(path, max_bytes))
+        manifest = frontmatter.parse(frontmatter.read_bytes(path, max_bytes) if raw is None else raw)
     except ManifestError as exc:
         sink.error(exc.message, exc.line, exc.code)
         return None

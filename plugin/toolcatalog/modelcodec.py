@@ -1,0 +1,181 @@
+"""Parsed tools and drivers as plain JSON and back, checked field by field (the parse cache's format).
+
+`encode` turns a `Tool` or `Driver` (and everything it holds) into JSON values; `decode`
+rebuilds it and raises `CodecError` on anything that is not exactly what `encode` writes (a
+missing or unknown field, a value of the wrong type, an unknown status), so a damaged or
+planted cache entry is refused whole, never half-applied. Where the manifest is on this machine
+(`abs_path`, `search_root`) is never stored: the caller gives it back.
+
+The field list and types come from the model's own dataclass declarations, so a field added to
+the model is encoded and checked without a change here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from enum import Enum
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+from . import model
+
+LOCAL_FIELDS = frozenset({"abs_path", "search_root"})  # this machine's paths: given back by the caller
+_OPTIONAL_FIELDS = {model.Example: frozenset({"input", "output"})}  # absent stays absent (`has_input`)
+
+
+class CodecError(ValueError):
+    """A value that `encode` would not have written."""
+
+
+def encode(value: Any) -> Any:
+    """`value` (a model dataclass, or JSON values holding them) as JSON values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {}
+        for field in dataclasses.fields(value):
+            if field.name in LOCAL_FIELDS:
+                continue
+            item = getattr(value, field.name)
+            if item is model._ABSENT:
+                continue
+            out[field.name] = encode(item)
+        return out
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, list):
+        return [encode(item) for item in value]
+    if isinstance(value, dict):
+        return {key: encode(item) for key, item in value.items()}
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    raise CodecError(f"{type(value).__name__} is not stored in the parse cache")
+
+
+def decode(cls: type, data: Any, **local: Any) -> Any:
+    """An instance of the model dataclass `cls` from what `encode` wrote; `local` gives the fields
+    that are never stored (`abs_path=...`). Raises CodecError."""
+    if not isinstance(data, dict):
+        raise CodecError(f"{cls.__name__}: expected an object")
+    fields = _decoders(cls)
+    unknown = set(data) - set(fields)
+    if unknown:
+        raise CodecError(f"{cls.__name__}: unknown field {sorted(unknown)[0]!r}")
+    optional = _OPTIONAL_FIELDS.get(cls, frozenset())
+    values: dict[str, Any] = {}
+    for name, convert in fields.items():
+        if name in LOCAL_FIELDS:
+            if name in local:
+                values[name] = local[name]
+            continue
+        if name not in data:
+            if name in optional:
+                continue
+            raise CodecError(f"{cls.__name__}: missing field {name!r}")
+        values[name] = convert(data[name])
+    try:
+        return cls(**values)
+    except TypeError as exc:  # a required local field not given: the caller's bug
+        raise CodecError(str(exc)) from None
+
+
+@lru_cache(maxsize=None)
+def _decoders(cls: type) -> dict[str, Callable[[Any], Any]]:
+    hints = typing.get_type_hints(cls, vars(model))
+    return {field.name: _decoder(hints[field.name]) for field in dataclasses.fields(cls)}
+
+
+def _decoder(hint: Any) -> Callable[[Any], Any]:
+    """A function checking and converting one stored value of type `hint`."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return _json  # JSON values as parsed (the reader caps their depth)
+    if hint is type(None):
+        return _exactly(type(None))
+    if hint is bool:
+        return _exactly(bool)
+    if hint is int:
+        return _integer
+    if hint is float:
+        return _number
+    if hint is str:
+        return _exactly(str)
+    if hint is Path:
+        return _no_path
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        return _member(hint)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return lambda value: decode(hint, value)
+    if origin in (typing.Union, types.UnionType):
+        return _either([_decoder(arg) for arg in args], [arg for arg in args])
+    if origin is list:
+        item = _decoder(args[0]) if args else _json
+        return lambda value: [item(v) for v in _exactly(list)(value)]
+    if origin is dict:
+        key_hint, value_hint = args if args else (str, Any)
+        if key_hint is not str:
+            raise TypeError(f"the parse cache stores only text keys, not {key_hint!r}")
+        item = _decoder(value_hint)
+
+        def mapping(value: Any) -> dict[str, Any]:
+            out = {}
+            for key, entry in _exactly(dict)(value).items():
+                out[key] = item(entry)  # json.loads gives text keys only
+            return out
+
+        return mapping
+    raise TypeError(f"no parse-cache decoder for {hint!r}")
+
+
+def _json(value: Any) -> Any:
+    return value
+
+
+def _exactly(kind: type) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if type(value) is not kind:
+            raise CodecError(f"expected {kind.__name__}, found {type(value).__name__}")
+        return value
+
+    return check
+
+
+def _integer(value: Any) -> int:
+    if type(value) is not int:
+        raise CodecError(f"expected int, found {type(value).__name__}")
+    return value
+
+
+def _number(value: Any) -> float:
+    if type(value) not in (int, float):
+        raise CodecError(f"expected a number, found {type(value).__name__}")
+    return value
+
+
+def _no_path(value: Any) -> Any:
+    raise CodecError("paths are never stored")
+
+
+def _member(enum: type[Enum]) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        try:
+            return enum(value)
+        except (ValueError, TypeError):
+            raise CodecError(f"{value!r} is not a {enum.__name__}") from None
+
+    return check
+
+
+def _either(decoders: list[Callable[[Any], Any]], hints: list[Any]) -> Callable[[Any], Any]:
+    # `X | None`, `bool | int`: None and booleans are told apart by their type first, so an
+    # `int | None` never takes `false` and a `bool | int` keeps `true` a boolean.
+    def check(value: Any) -> Any:
+        for decoder in decoders:
+            try:
+                return decoder(value)
+            except CodecError:
+                continue
+        raise CodecError(f"{value!r} is none of {hints!r}")
+
+    return check
