@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from markupsafe import escape
 from mkdocs.config.defaults import MkDocsConfig
@@ -92,36 +92,73 @@ def _link_parents(items: list[Any], parent: Any, pages: list[Page]) -> None:
             pages.append(item)
 
 
-def watch_manifests(server: Any, workspace: Path, options: Options, catalog: Catalog | None) -> None:
+# MkDocs 1.6 polls every watched folder with a thread of its own: a few big folders cost far less
+# than one per tool (1,000 tool folders kept a core busy while idle).
+WATCH_LIMIT = 8
+
+
+def watch_manifests(server: Any, workspace: Path, options: Options, catalog: Catalog | None,
+                    avoid: Iterable[Path] = ()) -> list[Path]:
     """Rebuild when a manifest folder (or an implementation in it) changes; the results cache makes
-    that rebuild re-run only the tools whose folders changed."""
-    watched: set[str] = set()
-    if options.paths:
-        watched.update(str((workspace / p).resolve()) for p in options.paths)
-    elif catalog is not None:
-        for tool in catalog.tools:
-            watched.add(str(tool.abs_path.parent))
-            if tool.descriptor_source:  # the whole distribution: descriptor, package, code
-                watched.add(str((workspace / tool.descriptor_source).parent))
-        for driver in catalog.drivers:
-            watched.add(str(driver.abs_path.parent))
-        # The formats' container folders, so a new tool is noticed without a restart.
-        for folder in (".agent/tools", ".tools", ".drivers"):
-            if (workspace / folder).is_dir():
-                watched.add(str((workspace / folder).resolve()))
+    that rebuild re-run only the tools whose folders changed. `avoid`: folders never watched from
+    here (the docs folder MkDocs watches itself, the site folder a build writes). Returns the
+    folders watched recursively."""
     cache = (workspace / options.cache_dir).resolve()
-    for path in sorted(watched):
-        if os.path.exists(path):
-            _watch_outside(server, Path(path), cache)
+    skip = [cache, *(Path(os.path.realpath(p)) for p in avoid)]
+    folders = watch_folders(workspace, options, catalog, skip)
+    for folder in folders:
+        _watch_outside(server, folder, skip)
+    return folders
 
 
-def _watch_outside(server: Any, path: Path, cache: Path) -> None:
-    """Watch `path` recursively, except the results cache inside it: a watched cache would
-    trigger a rebuild on every cache write. Folders on the way to the cache are watched flat."""
-    if cache != path and path not in cache.parents:
-        server.watch(str(path))
+def watch_folders(workspace: Path, options: Options, catalog: Catalog | None, avoid: Iterable[Path] = ()) -> list[Path]:
+    """The few folders that hold every manifest folder (and the formats' container folders, so a new
+    tool is noticed without a restart), none inside another, so one edit is one change event and
+    one rebuild. Sibling folders are replaced by their parent until at most `WATCH_LIMIT` remain;
+    the workspace itself is never watched whole (it holds the site and the docs)."""
+    root = Path(os.path.realpath(workspace))
+    wanted: set[str] = set()
+    if options.paths:
+        wanted.update(str(workspace / p) for p in options.paths)
+    else:
+        if catalog is not None:
+            for tool in catalog.tools:
+                wanted.add(str(tool.abs_path.parent))
+                if tool.descriptor_source:  # the whole distribution: descriptor, package, code
+                    wanted.add(str((workspace / tool.descriptor_source).parent))
+            for driver in catalog.drivers:
+                wanted.add(str(driver.abs_path.parent))
+        for container in (".agent/tools", ".tools", ".drivers"):
+            wanted.add(str(workspace / container))
+    folders = _outermost({Path(os.path.realpath(p)) for p in wanted if os.path.isdir(p)})
+    blocked = [Path(os.path.realpath(p)) for p in avoid]
+    while len(folders) > WATCH_LIMIT:
+        parents: dict[Path, int] = {}
+        for folder in folders:
+            parent = folder.parent
+            if root in parent.parents and not any(parent == b or parent in b.parents for b in blocked):
+                parents[parent] = parents.get(parent, 0) + 1
+        if not parents:
+            break
+        merged = max(parents, key=lambda p: (parents[p], len(p.parts), str(p)))
+        folders = _outermost({merged, *folders})
+    return folders
+
+
+def _outermost(folders: set[Path]) -> list[Path]:
+    """`folders` without those inside another one, sorted."""
+    return sorted(f for f in folders if not any(parent in folders for parent in f.parents))
+
+
+def _watch_outside(server: Any, path: Path, avoid: list[Path]) -> None:
+    """Watch `path` recursively, except the folders in `avoid` inside it (a watched results cache
+    would trigger a rebuild on every cache write, a watched site folder on every build). Folders
+    on the way to an avoided one are watched flat."""
+    if path in avoid:
         return
-    if cache == path:
+    inside = [a for a in avoid if path in a.parents]
+    if not inside:
+        server.watch(str(path))
         return
     server.watch(str(path), recursive=False)
     try:
@@ -129,4 +166,4 @@ def _watch_outside(server: Any, path: Path, cache: Path) -> None:
     except OSError:
         return
     for child in children:
-        _watch_outside(server, child, cache)
+        _watch_outside(server, child, avoid)

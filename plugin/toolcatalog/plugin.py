@@ -162,5 +162,6 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
 
     def on_serve(self, server: Any, config: MkDocsConfig, builder: Any) -> Any:
         if self.config.enabled and self.workspace is not None and self.options is not None:
-            catalog_nav.watch_manifests(server, self.workspace, self.options, self.build.catalog if self.build else None)
+            catalog_nav.watch_manifests(server, self.workspace, self.options, self.build.catalog if self.build else None,
+                                        avoid=[Path(config.docs_dir), Path(config.site_dir)])
         return server
