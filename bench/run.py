@@ -13,14 +13,17 @@ Two temporary workspaces are generated:
 
 * `toolcatalog/`: N speccify tools (`.agent/tools/tool-NNN/TOOL.md` + `linux.py`, three
   example cases each, all passing), `docs/index.md`, and mkdocs configs with
-  `plugins: [toolcatalog]` (default options, `run_examples: false`, `nav_tools: false`).
+  `plugins: [toolcatalog]` (default options, `run_examples: false`, `nav_tools: false`,
+  `sandbox: off`).
 * `baseline/`: the same tools as hand-written Markdown pages (`docs/tools/tool-NNN.md`: heading,
   description, inputs/outputs property tables, behaviour, examples as fenced JSON) plus an index
   page listing them, no plugin at all; built once with every page in the (automatic) nav and
   once with a nav holding only Home and the tools index (`not_in_nav` for the rest).
 
 Each scenario is a wall-clock `python -m mkdocs build` in a subprocess (NO_MKDOCS_2_WARNING=1),
-repeated `--repeat` times in interleaved rounds; the table shows the median.
+repeated `--repeat` times in interleaved rounds; the table shows the median. The sandbox's cost is
+the cold build with the default `sandbox: auto` against the same cold build with `sandbox: off`,
+both as the plugin's own checking time and as the whole build.
 """
 
 from __future__ import annotations

@@ -245,6 +245,10 @@ class Observed:
         """File changes in the given places (by default: everything outside the scratch folder)."""
         return [f for f in self.files if f.where in where]
 
+    def program_names(self) -> list[str]:
+        """The programs by file name, each once (their folders differ from machine to machine)."""
+        return list(dict.fromkeys(p.rsplit("/", 1)[-1] for p in self.programs))
+
     @property
     def quiet(self) -> bool:
         """Traced, and seen to write nothing outside its scratch folder and touch no network."""

@@ -64,7 +64,7 @@ class Facts:
                     f"writes only to a private TMPDIR and HOME; {net}; no PID namespace; {watched}")
         namespace = {"userns": "user namespace", "root": "as root, no user namespace", "noproc": "user namespace, no /proc"}
         return (f"bubblewrap ({namespace.get(self.variant, self.variant)}): system read-only; workspace read-only "
-                f"without .git, working folder a throwaway copy; private TMPDIR, HOME and /tmp; own PID namespace; "
+                f"without .git, working folder a throwaway copy (when small enough); private TMPDIR, HOME and /tmp; own PID namespace; "
                 f"{net}; {watched}")
 
 
