@@ -35,9 +35,10 @@ from toolcatalog import sandbox
 from toolcatalog.conformance import engine
 
 FACTS = sandbox.probe("auto")
-needs_bwrap = pytest.mark.skipif(FACTS.mechanism != "bwrap", reason=f"bubblewrap cannot run here: {FACTS.reason or FACTS.mechanism}")
+_HERE = f"this machine offers {FACTS.mechanism or 'no sandbox'}" + (f" ({FACTS.reason})" if FACTS.reason else "")
+needs_bwrap = pytest.mark.skipif(FACTS.mechanism != "bwrap", reason=f"needs bubblewrap with namespaces; {_HERE}")
 needs_trace = pytest.mark.skipif(FACTS.mechanism != "bwrap" or FACTS.tracer is None,
-                                 reason=f"needs bubblewrap and strace: {FACTS.reason or FACTS.untraced}")
+                                 reason=f"needs bubblewrap and strace; {_HERE}" + (f", {FACTS.untraced}" if FACTS.untraced else ""))
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux only")
 
 OK = {"ok": True}
@@ -413,6 +414,8 @@ def test_pages_and_the_index_show_what_was_observed(tmp_path: Path) -> None:
     assert "caught mutating" in index and "observed: no effects" in index
     entries = {t["id"]: t for t in site_catalog(tmp_path)["tools"]}
     assert entries["writer"]["sandbox"]["caught_mutating"] and entries["quiet"]["sandbox"]["verified_no_effects"]
+    llms = (site / "llms.txt").read_text()
+    assert "failed, declared no effects but caught with an undeclared one" in llms and llms.count("caught") == 1
     assert not tmp_file.exists()
 
     mkdocs_project(tmp_path, {"cache": False, "sandbox": "off"})
@@ -503,3 +506,32 @@ def test_the_landlock_fallback_hides_secrets_blocks_writes_and_sockets(tmp_path:
     assert "undeclared effect: connected to 127.0.0.1:" in details["opens a socket"], details
     assert server["hits"] == 0 and not (ws / ".agent/tools/writer/out.txt").exists()
     assert tools["daemon"]["status"] == "passed" and sleepers(daemon_marker) == []  # the launcher killed it
+
+
+# --------------------------------------------------------------------------- 10. a declared mutation scope
+
+SCOPED_PY = """
+import json, os, sys
+os.makedirs("out", exist_ok=True)
+open("out/result.txt", "w").write("inside the declared scope")
+open(sys.argv[1], "w").write("outside it")
+print(json.dumps({"written": True}))
+"""
+
+
+@needs_trace
+def test_a_write_outside_the_declared_mutation_scope_is_undeclared(tmp_path: Path) -> None:
+    ws, outside = tmp_path / "ws", Path("/tmp") / unique("tc-scope")
+    aip_tool(ws, "notes.scoped", mutates=["workspace:/.drivers/scoped-cli/out/*"], approval="on-mutate", risk_level=1,
+             examples=[{"name": "writes", "input": {"path": str(outside)}, "output": {"written": True}}])
+    driver = aip_driver(ws, "scoped-cli", "notes.scoped", bin="python3", bin_args=["scoped.py"], output={"default_format": "json"},
+                        entry=cli_entry("${input.path}"), files={"scoped.py": SCOPED_PY})
+    catalog, _ = run_check(ws, allow_mutating=["notes.scoped"])
+    tool = tool_of(catalog, "notes.scoped")
+    run = tool.examples[0].runs[0]
+    assert run.undeclared == [f"wrote {outside}"], run.undeclared  # out/result.txt is inside the scope
+    # (a new folder is listed only when nothing listed lies inside it)
+    assert {(f.path, f.change) for f in run.observed.writes()} == {
+        (".drivers/scoped-cli/out/result.txt", "created"), (str(outside), "created")}
+    assert tool.status == "failed" and not tool.sandbox.caught_mutating  # it declared mutations: not "read-only"
+    assert not outside.exists() and not (driver / "out").exists()

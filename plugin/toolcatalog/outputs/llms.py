@@ -89,7 +89,8 @@ def llms_txt(catalog: Catalog, options: Options, site: Site, document: dict[str,
         return text + " (" + ", ".join(x for x in extra if x) + (f"; {tail}" if tail else "") + ")"
 
     lines += ["", "## Tools", ""]
-    lines += [item(t, t.status.value) for t in valid] or ["No valid tools."]
+    caught = "declared no effects but caught with an undeclared one"  # see the page's Observed effects
+    lines += [item(t, t.status.value + (f", {caught}" if t.sandbox is not None and t.sandbox.caught_mutating else "")) for t in valid] or ["No valid tools."]
     if invalid:
         lines += ["", "## Optional", ""]
         lines += [item(t, "invalid manifest: see the page for its errors") for t in invalid]
