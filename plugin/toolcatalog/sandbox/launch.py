@@ -185,6 +185,15 @@ def prepare(
     outside = sorted({os.path.realpath(r) for r in (roots or []) if not _below(os.path.realpath(r), ws) and os.path.isdir(r)})
     hidden += [os.path.join(r, ".git") for r in outside if os.path.lexists(os.path.join(r, ".git"))]
     root = Path(tempfile.mkdtemp(prefix="toolcatalog-run-", dir=layout.base_folder()))
+    try:
+        return _prepare(facts, command, root, here, env, ws, network, hidden, outside)
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)  # nothing half-made is left behind
+        raise
+
+
+def _prepare(facts: Facts, command: list[str], root: Path, here: str, env: dict[str, str], ws: str, network: bool,
+             hidden: list[str], outside: list[str]) -> Launch:
     for name in ("tmp", "scratch", "scratch/tmp", "scratch/home", "work", "empty"):
         (root / name).mkdir(mode=0o700, exist_ok=True)
     visible = [*layout.program_folders(command[0], env.get("PATH", ""), ws), *outside]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import hashlib
 import os
 import shutil
 import stat
@@ -66,34 +67,78 @@ _etc_lock = threading.Lock()
 
 
 def etc_view() -> str:
-    """A folder holding a copy of `ETC_SUBSET`, made once per process and removed at exit: one
-    bind instead of forty for every run. Links stay links, except those that lead out of the
-    visible system (a `resolv.conf` in /run), which are copied as files; folders named `private`
-    (`/etc/ssl/private` keys) are left out."""
+    """A folder holding a copy of `ETC_SUBSET`: one bind instead of forty for every run.
+
+    Links stay links, except those that lead out of the visible system (a `resolv.conf` in /run),
+    which are copied as files; folders named `private` (`/etc/ssl/private` keys) are left out. The
+    copy is named after the user and a digest of what it copies, and kept for later builds
+    (about 1 MB; a changed /etc gives a new name), so a build that ends without cleaning up (a
+    killed process) leaves nothing new behind. A folder of that name is used only when it is a real
+    folder that this user owns and nobody else may write; otherwise the build makes a private copy
+    and removes it at exit."""
     global _etc_view
     with _etc_lock:
         if _etc_view is not None and os.path.isdir(_etc_view):
             return _etc_view
-        folder = tempfile.mkdtemp(prefix="toolcatalog-etc-", dir=base_folder())
-        os.chmod(folder, 0o755)
-        for name in ETC_SUBSET:
-            source, target = "/etc/" + name, os.path.join(folder, name)
+        base = base_folder() or tempfile.gettempdir()
+        shared = os.path.join(base, f"toolcatalog-etc-{os.geteuid()}-{_etc_digest()}")
+        if not _trusted(shared):
+            staging = tempfile.mkdtemp(prefix="toolcatalog-etc-", dir=base)
+            _copy_etc(staging)
             try:
-                if os.path.islink(source) and not os.path.realpath(source).startswith(("/usr/", "/etc/", "/opt/")):
-                    if os.path.isfile(source):
-                        shutil.copyfile(source, target)
-                elif os.path.isdir(source) and not os.path.islink(source):
-                    shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns("private"),
-                                    ignore_dangling_symlinks=True)
-                elif os.path.islink(source):
-                    os.symlink(os.readlink(source), target)
-                elif os.path.isfile(source):
-                    shutil.copy2(source, target)
+                os.rename(staging, shared)  # atomic; fails when another build got there first
             except OSError:
-                continue  # unreadable: absent in the sandbox too
-        atexit.register(shutil.rmtree, folder, True)
-        _etc_view = folder
-        return folder
+                shutil.rmtree(staging, ignore_errors=True)
+        if _trusted(shared):
+            _etc_view = shared
+        else:  # someone else's folder of that name: a private copy instead
+            folder = tempfile.mkdtemp(prefix="toolcatalog-etc-", dir=base)
+            _copy_etc(folder)
+            atexit.register(shutil.rmtree, folder, True)
+            _etc_view = folder
+        return _etc_view
+
+
+def _trusted(folder: str) -> bool:
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o022
+
+
+def _etc_digest() -> str:
+    digest = hashlib.sha256()
+    for name in ETC_SUBSET:
+        for dirpath, dirnames, filenames in os.walk("/etc/" + name) if os.path.isdir("/etc/" + name) else [("/etc", [], [name])]:
+            dirnames.sort()
+            for entry in sorted(filenames) + dirnames:
+                path = os.path.join(dirpath, entry)
+                try:
+                    info = os.lstat(path)
+                except OSError:
+                    continue
+                digest.update(f"{path}\0{info.st_mode}\0{info.st_size}\0{info.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()[:16]
+
+
+def _copy_etc(folder: str) -> None:
+    os.chmod(folder, 0o755)
+    for name in ETC_SUBSET:
+        source, target = "/etc/" + name, os.path.join(folder, name)
+        try:
+            if os.path.islink(source) and not os.path.realpath(source).startswith(("/usr/", "/etc/", "/opt/")):
+                if os.path.isfile(source):
+                    shutil.copyfile(source, target)
+            elif os.path.isdir(source) and not os.path.islink(source):
+                shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns("private"),
+                                ignore_dangling_symlinks=True)
+            elif os.path.islink(source):
+                os.symlink(os.readlink(source), target)
+            elif os.path.isfile(source):
+                shutil.copy2(source, target)
+        except OSError:
+            continue  # unreadable: absent in the sandbox too
 
 
 def scratch_env(env: dict[str, str], tmpdir: str = TMPDIR, home: str = HOME) -> dict[str, str]:
