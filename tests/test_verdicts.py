@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from sitebuild import build, mkdocs_project, write
+from manifests import smart_tool
+from sitebuild import build, mkdocs_project, run_check, tool_of, write
+from toolcatalog.formats.smarttool import STATIC_RULE_IDS
 from toolcatalog import pipeline
 from toolcatalog.model import Effects
 from toolcatalog.options import Options
@@ -179,3 +181,45 @@ def test_machine_paths_from_tool_output_reach_neither_pages_nor_catalog(tmp_path
     assert "error in ../other/.agent/tools/leaky/linux.py home ~/.ssh" in page
     entry = json.loads((site / "catalog.json").read_text())["tools"][0]
     assert entry["examples"][0]["actual"] == {"where": "../other/.agent/tools/leaky"}
+
+
+# -- smart tools: checks that did not run are never results --------------------------------------
+
+FAILING_HELP_CLI = """
+import sys
+if sys.argv[1:] == ["--help"]:
+    print("usage: samplegood", file=sys.stderr)
+    sys.exit(1)
+if sys.argv[1:2] == ["stats"]:
+    print("fatal: SAMPLE_PROVIDER_KEY is not set", file=sys.stderr)
+    sys.exit(3)
+sys.exit(2)
+"""
+
+
+def test_a_smart_tool_whose_program_is_not_installed_is_a_missing_requirement(tmp_path: Path) -> None:
+    dist = smart_tool(tmp_path, "samplegood", smoke=["stats"])
+    (dist / "smart-tool.json").write_text(json.dumps({"manifest": "SMART_TOOL.md", "cli_argv": ["samplegood-not-installed"]}))
+    catalog, stats = run_check(tmp_path)
+    tool = tool_of(catalog, "samplegood")
+    assert stats.processes == 0
+    assert tool.status == "missing-requirement" and tool.status_detail == "not on PATH: samplegood-not-installed"
+    runtime = [c for c in tool.checks if c.id not in STATIC_RULE_IDS]
+    assert len(runtime) == 7 and {c.status.value for c in runtime} == {"skipped"}
+    assert all(c.detail.startswith("not on PATH: samplegood-not-installed") for c in runtime)
+
+
+def test_a_failing_help_skips_the_rules_that_need_it_and_failures_show_stderr(tmp_path: Path) -> None:
+    smart_tool(tmp_path, "failing", FAILING_HELP_CLI, smoke=["stats"])
+    mkdocs_project(tmp_path, {"cache": False, "paths": ["dists"]})
+    build(tmp_path)
+    entry = json.loads((tmp_path / "site/catalog.json").read_text())["tools"][0]
+    checks = {c["id"]: c for c in entry["checks"]}
+    assert checks["loads-without-provider"]["status"] == "failed"
+    assert checks["loads-without-provider"]["detail"] == "`--help` with no provider configured: exit code 1: usage: samplegood"
+    disclose = checks["help-discloses-model-backed"]
+    assert disclose["status"] == "skipped" and disclose["detail"] == "`--help` did not succeed (see loads-without-provider)"
+    smoke = checks["deterministic-capability-runs"]
+    assert smoke["status"] == "failed" and smoke["detail"].endswith("exit code 3: fatal: SAMPLE_PROVIDER_KEY is not set")
+    page = (tmp_path / "site/tools/failing/index.html").read_text()
+    assert '<pre class="tc-stderr"><code>fatal: SAMPLE_PROVIDER_KEY is not set' in page

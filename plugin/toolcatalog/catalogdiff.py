@@ -23,7 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .files import ReadError, read_capped
+from .jsonvalues import MAX_DEPTH, loads_limited
 from .outputs import catalog_json
+
+MAX_CATALOG_BYTES = 256 * 1024 * 1024
+# A catalog holds manifest values (at most MAX_DEPTH levels) a few levels down.
+CATALOG_DEPTH = MAX_DEPTH + 16
 
 CONTRACT_AREAS = ("inputs", "outputs", "effects")
 _LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains")
@@ -163,11 +169,15 @@ def load(path: str | Path) -> dict[str, Any]:
     target = Path(path)
     if target.is_dir():
         target = target / "catalog.json"
+    if not target.exists():
+        raise DiffError(f"{str(path)!r}: no such catalog file")
     try:
-        data = json.loads(target.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DiffError(f"{str(path)!r}: no such catalog file") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        # Capped, a regular file, and nested no deeper than a catalog can be: a FIFO, a huge or a
+        # hostile file is an error, never a hang or a RecursionError while comparing.
+        data = loads_limited(read_capped(target, MAX_CATALOG_BYTES).decode("utf-8"), CATALOG_DEPTH)
+    except ReadError as exc:
+        raise DiffError(f"{str(path)!r} is not read: {exc.message}") from None
+    except ValueError as exc:  # not UTF-8, not JSON, nested too deep
         raise DiffError(f"{str(path)!r} is not a readable JSON file: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("tools"), list):
         raise DiffError(f"{str(path)!r} is not a tool catalog (no `tools` list)")

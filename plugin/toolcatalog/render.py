@@ -1,22 +1,31 @@
 """HTML for tool pages and the catalog index, from overridable Jinja2 templates.
 
 Every manifest value reaches HTML either escaped (autoescape is on) or, for
-Markdown fields, rendered by Python-Markdown and then sanitized by nh3. The
-template search path starts with the caller's folders (MkDocs passes the
-theme's, so a `custom_dir` overrides any template) and ends with ours.
+Markdown fields, rendered by markdown-it-py (CommonMark, with tables and
+strikethrough; raw HTML shown as text) and then sanitized by nh3. The template
+search path starts with the caller's folders (MkDocs passes the theme's, so a
+`custom_dir` overrides any template) and ends with ours.
+
+Manifest Markdown is rendered under a budget, so no manifest can make a page
+slow or crash it: markdown-it-py works in linear time (Python-Markdown, which
+MkDocs uses for the site's own pages, takes quadratic time on runs of `[` or
+`![` and recurses on nested lists), a text longer than `MAX_MARKDOWN_CHARS`, or
+past the page's `PAGE_MARKDOWN_CHARS`, or nesting deeper than `MAX_NESTING`, is
+shown as plain text with a note saying why. Nothing is dropped.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 import re
 from pathlib import Path
 from typing import Any, Callable
 
 import jinja2
-import markdown as markdown_lib
 import nh3
-from markupsafe import Markup
+from markdown_it import MarkdownIt
+from markupsafe import Markup, escape
 
 from . import schemaview
 from .formats import speccify
@@ -44,25 +53,38 @@ def templates_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "site_templates"
 
 
-class _RawHtmlAsText(markdown_lib.Extension):
-    """Raw HTML in a manifest is shown as the text it is, not passed through.
+MAX_MARKDOWN_CHARS = 64 * 1024  # one field (a description, a body)
+PAGE_MARKDOWN_CHARS = 256 * 1024  # every field of one page together
+MAX_NESTING = 20  # lists and block quotes inside each other
 
-    A reviewer should see `<script>` in a description exactly as written; sanitizing alone would
-    silently delete it (and hide what the manifest really says).
-    """
-
-    def extendMarkdown(self, md: markdown_lib.Markdown) -> None:  # noqa: N802 (Markdown's API)
-        md.preprocessors.deregister("html_block")
-        md.inlinePatterns.deregister("html")
+# `html: False`: raw HTML in a manifest is shown as the text it is, not passed through. A reviewer
+# should see `<script>` in a description exactly as written; sanitizing alone would silently delete
+# it (and hide what the manifest really says).
+_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False, "maxNesting": MAX_NESTING})
+_MARKDOWN.enable(["table", "strikethrough"])
+_page_budget: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("toolcatalog_markdown_budget", default=None)
 
 
 def markdown_html(text: str, shift_headings: int = 1) -> Markup:
-    """Markdown from a manifest, rendered and sanitized: safe to insert into a page."""
+    """Markdown from a manifest, rendered and sanitized: safe to insert into a page. Over the
+    budget (see the module docstring) it is shown as plain text, with the reason."""
     if not text or not text.strip():
         return Markup("")
-    html = markdown_lib.markdown(
-        text, extensions=["fenced_code", "tables", "sane_lists", _RawHtmlAsText()], output_format="html"
-    )
+    budget = _page_budget.get()
+    if len(text) > MAX_MARKDOWN_CHARS:
+        return _plain(text, f"it is longer than {MAX_MARKDOWN_CHARS:,} characters")
+    if budget is not None:
+        budget[0] -= len(text)
+        if budget[0] < 0:
+            return _plain(text, f"this page's Markdown is longer than {PAGE_MARKDOWN_CHARS:,} characters in all")
+    try:
+        tokens = _MARKDOWN.parse(text)
+        if any(token.level >= MAX_NESTING - 1 for token in tokens):
+            # markdown-it stops nesting there and drops the rest; show all of it instead.
+            return _plain(text, f"it nests lists or quotes more than {MAX_NESTING - 2} levels deep")
+        html = _MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {}).rstrip("\n")
+    except RecursionError:
+        return _plain(text, "it nests too deeply")
     if shift_headings:
         html = _HEADING.sub(lambda m: f"<{m.group(1)}h{min(6, int(m.group(2)) + shift_headings)}", html)
     clean = nh3.clean(
@@ -72,6 +94,10 @@ def markdown_html(text: str, shift_headings: int = 1) -> Markup:
         link_rel="noopener noreferrer nofollow",
     )
     return Markup(clean)
+
+
+def _plain(text: str, why: str) -> Markup:
+    return Markup(f'<p class="tc-note">Shown as plain text: {escape(why)}.</p>\n<pre class="tc-plain"><code>{escape(text)}</code></pre>')
 
 
 def pretty_json(value: Any) -> str:
@@ -109,16 +135,24 @@ class Renderer:
         url_for: Callable[[str], str],
         source_url: Callable[[str, int | None], str | None] | None = None,
     ) -> str:
-        body = speccify.without_examples_section(tool.body) if tool.format == "speccify" else tool.body
-        return self.env.get_template(TOOL_TEMPLATE).render(
-            tool=tool,
-            body=body,
-            inputs=schemaview.build(tool.inputs, "tc-in") if tool.inputs is not None else None,
-            outputs=schemaview.build(tool.outputs, "tc-out") if tool.outputs is not None else None,
-            catalog=catalog,
-            url_for=url_for,
-            source_url=source_url or _no_link,
-        )
+        token = _page_budget.set([PAGE_MARKDOWN_CHARS])
+        try:
+            body = speccify.without_examples_section(tool.body) if tool.format == "speccify" else tool.body
+            return self.env.get_template(TOOL_TEMPLATE).render(
+                tool=tool,
+                body=body,
+                inputs=schemaview.build(tool.inputs, "tc-in") if tool.inputs is not None else None,
+                outputs=schemaview.build(tool.outputs, "tc-out") if tool.outputs is not None else None,
+                catalog=catalog,
+                url_for=url_for,
+                source_url=source_url or _no_link,
+            )
+        except jinja2.TemplateError:
+            raise  # a template (perhaps the site's own override) is broken: say so, loudly
+        except Exception as exc:  # a bug this manifest triggers: this page says so, the build goes on
+            return _broken_page(tool, exc)
+        finally:
+            _page_budget.reset(token)
 
     def index_page(self, catalog: Catalog, url_for: Callable[[str], str]) -> str:
         counts: dict[str, int] = {}
@@ -127,6 +161,20 @@ class Renderer:
         return self.env.get_template(INDEX_TEMPLATE).render(
             catalog=catalog, tools=catalog.tools, counts=dict(sorted(counts.items())), facets=facets(catalog), url_for=url_for
         )
+
+
+def _broken_page(tool: Tool, exc: Exception) -> str:
+    problems = "".join(
+        f"<li><code>{escape(d.location())}</code> {escape(d.message)}</li>" for d in tool.diagnostics
+    )
+    return (
+        f'<div class="toolcatalog tc-tool" data-tool-id="{escape(tool.id)}" data-status="{escape(tool.status)}">\n'
+        f'<h1 id="tc-title">{escape(tool.name)}</h1>\n'
+        f'<div class="tc-callout tc-callout-error" role="alert"><strong>This page could not be rendered</strong> '
+        f"(internal error: {escape(type(exc).__name__)}: {escape(str(exc)[:300])}; please report it). "
+        f"Status: <code>{escape(tool.status)}</code>. Manifest: <code>{escape(tool.source)}</code>.</div>\n"
+        f'<ul class="tc-diag-list">{problems}</ul>\n</div>\n'
+    )
 
 
 def _no_link(path: str, line: int | None) -> None:

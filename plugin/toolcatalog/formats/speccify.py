@@ -5,6 +5,12 @@ Front matter: `name`, `description`, `inputs`, `outputs` required; `effects`,
 Examples: the first `## Examples` section, `### title` cases, and one-line
 `input:`/`output:` JSON where the last occurrence in a case wins. Code fences
 are not respected, exactly like the reference parser.
+
+The reference grammar is three MULTILINE regular expressions (kept below as
+`REFERENCE_*`, for the tests); Python's `re` takes quadratic time on some inputs
+to them (blank lines after `input:`, long runs of spaces inside a line) and
+cannot be interrupted, so `line_matches` finds exactly the same matches in
+linear time instead.
 """
 
 from __future__ import annotations
@@ -12,8 +18,9 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from .. import jsonvalues
 from ..frontmatter import Manifest
@@ -24,9 +31,82 @@ NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 KNOWN_FIELDS = ("name", "description", "inputs", "outputs", "effects", "requires", "runtime", "platforms")
 PLATFORMS = ("macos", "linux", "windows")
 
-_SECTION = re.compile(r"^##\s+(?P<title>.+?)\s*$", re.MULTILINE)
-_CASE = re.compile(r"^###\s+(?P<title>.+?)\s*$", re.MULTILINE)
-_CASE_LINE = re.compile(r"^\s*(?P<kind>input|output):\s*(?P<json>.+?)\s*$", re.MULTILINE)
+REFERENCE_SECTION = re.compile(r"^##\s+(?P<title>.+?)\s*$", re.MULTILINE)
+REFERENCE_CASE = re.compile(r"^###\s+(?P<title>.+?)\s*$", re.MULTILINE)
+REFERENCE_CASE_LINE = re.compile(r"^\s*(?P<kind>input|output):\s*(?P<json>.+?)\s*$", re.MULTILINE)
+
+
+_SPACE = re.compile(r"\s*")  # one run of whitespace: linear, and as `\s` reads it
+
+
+@dataclass(frozen=True)
+class LineMatch:
+    """One match of a reference pattern: where it starts and ends, where its keyword starts, the
+    keyword (`##`, `###`, `input:`, `output:`) and the value (`title`, `json`)."""
+
+    start: int
+    end: int
+    head_start: int
+    head: str
+    value: str
+
+
+def line_matches(text: str, heads: tuple[str, ...], indent: bool, gap: int) -> Iterator[LineMatch]:
+    r"""Every match, in order and without overlap, of `^HEAD\s+(?P<v>.+?)\s*$` (`gap` 1) or, with
+    `indent`, `^\s*HEAD\s*(?P<v>.+?)\s*$` (`gap` 0), MULTILINE, as `re.finditer` finds them, in
+    linear time. `\s` spans newlines in those patterns, so the value can start on a later line;
+    when only whitespace follows the keyword to the end of `text`, the regex backtracks into it and
+    the value is its last character that is not a newline (tests compare both on random texts)."""
+    n = len(text)
+    pos = 0
+    while pos <= n:
+        if pos > 0 and text[pos - 1] != "\n":  # not a line start: go to the next one
+            newline = text.find("\n", pos)
+            if newline < 0:
+                return
+            pos = newline + 1
+            continue
+        head_start = _SPACE.match(text, pos).end() if indent else pos
+        head = next((h for h in heads if text.startswith(h, head_start)), None)
+        after = value_start = head_start + len(head) if head else head_start
+        if head is not None:
+            value_start = _SPACE.match(text, after).end()
+        if head is None or value_start - after < gap:
+            # Every line start up to `head_start` leads to this same failure: resume after it (at
+            # the next line that starts like a head, when no indent may come first).
+            newline = text.find("\n" if indent else "\n" + heads[0][0], head_start)
+            if newline < 0:
+                return
+            pos = newline + 1
+            continue
+        if value_start < n:
+            line_end = text.find("\n", value_start)
+            value = text[value_start : n if line_end < 0 else line_end].rstrip()
+            # The trailing `\s*$` is greedy: the match ends at the end of the text when only
+            # whitespace follows, else before the last newline of the whitespace that follows.
+            value_end = value_start + len(value)
+            rest = _SPACE.match(text, value_end).end()
+            end = n if rest == n else text.rfind("\n", value_end, rest)
+            yield LineMatch(pos, end, head_start, head, value)
+            pos = end
+            continue
+        # Only whitespace to the end: the value is the last character of it that is not a newline.
+        last = len(text.rstrip("\n")) - 1
+        if last >= after + gap:
+            yield LineMatch(pos, n, head_start, head, text[last])
+        return
+
+
+def _sections(text: str) -> list[LineMatch]:
+    return list(line_matches(text, ("##",), indent=False, gap=1))
+
+
+def _cases(text: str) -> list[LineMatch]:
+    return list(line_matches(text, ("###",), indent=False, gap=1))
+
+
+def _case_lines(text: str) -> list[LineMatch]:
+    return list(line_matches(text, ("input:", "output:"), indent=True, gap=0))
 
 
 def parse(path: Path, source: str, max_bytes: int, manifest: Manifest | None = None, diagnostics: list | None = None, read: bool = True) -> Tool:
@@ -140,12 +220,12 @@ def implementation_files(folder: Path) -> list[str]:
 
 def parse_examples(body: str, body_line: int, sink: common.Sink) -> list[Example]:
     """Cases of the first `## Examples` section, by the reference grammar."""
-    sections = list(_SECTION.finditer(body))
+    sections = _sections(body)
     start = end = None
     for index, match in enumerate(sections):
-        if match.group("title").strip().lower() == "examples":
-            start = match.end()
-            end = sections[index + 1].start() if index + 1 < len(sections) else len(body)
+        if match.value.strip().lower() == "examples":
+            start = match.end
+            end = sections[index + 1].start if index + 1 < len(sections) else len(body)
             break
     if start is None:
         sink.warning("no `## Examples` section: nothing shows how to call the tool or can be checked", None, "no-examples")
@@ -158,29 +238,29 @@ def parse_examples(body: str, body_line: int, sink: common.Sink) -> list[Example
         # bisect, not body.count(): counting from 0 for every case is quadratic on big manifests
         return body_line + bisect.bisect_left(newlines, start + offset)
 
-    cases = list(_CASE.finditer(text))
+    cases = _cases(text)
     if not cases:
         sink.warning("the `## Examples` section has no `### title` cases", line_at(0), "no-examples")
     examples: list[Example] = []
     titles: dict[str, int] = {}
     for index, case in enumerate(cases):
-        title = case.group("title")
-        case_line = line_at(case.start())
-        case_text = text[case.end() : cases[index + 1].start() if index + 1 < len(cases) else len(text)]
+        title = case.value
+        case_line = line_at(case.start)
+        case_text = text[case.end : cases[index + 1].start if index + 1 < len(cases) else len(text)]
         example = Example(title=title, line=case_line)
         if title in titles:
             sink.warning(f"example {title!r} has the same title as the one on line {titles[title]}", case_line, "example-title")
         titles.setdefault(title, case_line)
-        found: dict[str, list[re.Match[str]]] = {"input": [], "output": []}
-        for match in _CASE_LINE.finditer(case_text):
-            found[match.group("kind")].append(match)
+        found: dict[str, list[LineMatch]] = {"input": [], "output": []}
+        for match in _case_lines(case_text):
+            found[match.head[:-1]].append(match)
         for kind in ("input", "output"):
             matches = found[kind]
             if not matches:
                 sink.error(f"example {title!r} has no `{kind}:` line", case_line, "example-incomplete")
                 continue
             last = matches[-1]
-            line = line_at(case.end() + last.start("kind"))
+            line = line_at(case.end + last.head_start)
             if len(matches) > 1:
                 sink.warning(
                     f"example {title!r} has {len(matches)} `{kind}:` lines; only the last (line {line}) counts",
@@ -188,7 +268,7 @@ def parse_examples(body: str, body_line: int, sink: common.Sink) -> list[Example
                     "example-repeated-line",
                 )
             try:
-                value: Any = jsonvalues.loads_strict(last.group("json"))
+                value: Any = jsonvalues.loads_strict(last.value)
             except json.JSONDecodeError as exc:
                 sink.error(f"example {title!r}: `{kind}:` is not valid JSON ({exc.msg} at column {exc.colno})", line, "example-json")
                 continue
@@ -205,9 +285,9 @@ def parse_examples(body: str, body_line: int, sink: common.Sink) -> list[Example
 
 def without_examples_section(body: str) -> str:
     """speccify bodies: the `## Examples` section is shown as structured examples instead."""
-    sections = list(_SECTION.finditer(body))
+    sections = _sections(body)
     for index, match in enumerate(sections):
-        if match.group("title").strip().lower() == "examples":
-            end = sections[index + 1].start() if index + 1 < len(sections) else len(body)
-            return body[: match.start()] + body[end:]
+        if match.value.strip().lower() == "examples":
+            end = sections[index + 1].start if index + 1 < len(sections) else len(body)
+            return body[: match.start] + body[end:]
     return body
