@@ -205,12 +205,14 @@ def _cached_workspace(root: Path) -> Path:
 def test_a_planted_cache_entry_that_is_not_a_file(tmp_path: Path, plant: str) -> None:
     cache = _cached_workspace(tmp_path)
     run_check(tmp_path, cache=True, cache_dir=str(cache))
-    (entry,) = cache.rglob("*.json")
-    entry.unlink()
-    if plant == "fifo":
-        os.mkfifo(entry)  # reading it would wait forever for a writer
-    else:
-        entry.symlink_to("/dev/zero")  # reading it would exhaust memory
+    entries = list(cache.rglob("*.json"))  # results, and parsed manifests
+    assert entries
+    for entry in entries:
+        entry.unlink()
+        if plant == "fifo":
+            os.mkfifo(entry)  # reading it would wait forever for a writer
+        else:
+            entry.symlink_to("/dev/zero")  # reading it would exhaust memory
     catalog, stats = run_check(tmp_path, cache=True, cache_dir=str(cache))
     assert stats.cached == 0 and tool_of(catalog, "adder").status == "passed"
 

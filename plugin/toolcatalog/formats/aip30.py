@@ -45,8 +45,7 @@ def parse(path: Path, source: str, max_bytes: int, raw: bytes | None = None) -> 
         defs = schema.get("$defs", {})
         for key, def_name in (("output", "cliOutput"), ("bin", "cliBin")):
             if key in data and def_name in defs:
-                sub = {"$defs": defs, **defs[def_name]}
-                for problem in jsonschemas.validate(sub, data[key], limit=5):
+                for problem in jsonschemas.validate_bundled_def(SCHEMA, def_name, data[key], limit=5):
                     sink.error(
                         f"{common.field_name((key,) + problem.path)}: {problem.message}",
                         manifest.line((key,) + problem.path),

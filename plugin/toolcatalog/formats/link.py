@@ -9,6 +9,7 @@ catalog-level diagnostic, since no tool page would show it.
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 
 import nodesemver
@@ -139,12 +140,7 @@ def _check_entry(driver: Driver, entry: Implementation, tool: Tool) -> None:
                     problem(f"`schema_narrowing.drop_inputs` drops {name!r}, which {tool.id!r} requires", "driver-narrowing")
 
     if entry.version_range and tool.version:
-        try:
-            # satisfies() answers False for a range it cannot parse; say that it is the range that is wrong.
-            valid_range = nodesemver.valid_range(entry.version_range, loose=False) is not None
-            satisfied = valid_range and nodesemver.satisfies(tool.version, entry.version_range, loose=False)
-        except (ValueError, TypeError):
-            valid_range = satisfied = False
+        valid_range, satisfied = _admits(entry.version_range, tool.version)
         if not valid_range:
             problem(f"`version` {entry.version_range!r} is not a valid semver range", "driver-version")
         else:
@@ -175,6 +171,18 @@ def _check_entry(driver: Driver, entry: Implementation, tool: Tool) -> None:
                 and value["cost_class"] in COST_ORDER and tool_cost in COST_ORDER:
             if COST_ORDER[value["cost_class"]] > COST_ORDER[tool_cost]:
                 problem(f"`{where}.cost_class` {value['cost_class']!r} is costlier than the tool's {tool_cost!r}; drivers may only narrow it", "driver-widens")
+
+
+@lru_cache(maxsize=4096)
+def _admits(version_range: str, version: str) -> tuple[bool, bool]:
+    """(the range is valid, it admits `version`). Cached: drivers repeat the same few ranges, and
+    node-semver takes most of a millisecond for each answer."""
+    try:
+        # satisfies() answers False for a range it cannot parse; say that it is the range that is wrong.
+        valid_range = nodesemver.valid_range(version_range, loose=False) is not None
+        return valid_range, valid_range and nodesemver.satisfies(version, version_range, loose=False)
+    except (ValueError, TypeError, RecursionError):
+        return False, False
 
 
 def _check_default_implementation(tool: Tool) -> None:
