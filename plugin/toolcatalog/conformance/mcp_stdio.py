@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..jsonvalues import MAX_DEPTH, too_deep
 from ..model import Driver, Implementation, Run, RunStatus, Tool
 from .effects import Declared
 from .job import Context
@@ -106,6 +107,9 @@ def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix
     if result is None:
         return run
     is_error, value, text = result
+    if too_deep(value):  # the same limit as every other value read from a tool
+        run.detail = f"the MCP result nests more than {MAX_DEPTH} levels deep, which is not accepted"
+        return run
     if is_error:
         expected = example.output if example.has_output else None
         if documents_failure(expected):
@@ -143,5 +147,5 @@ async def _call(command: list[str], env: dict[str, str], cwd: Path, name: str, a
         return is_error, structured, text
     try:
         return is_error, json.loads(text), text
-    except ValueError:
+    except (ValueError, RecursionError):
         return is_error, text, text
