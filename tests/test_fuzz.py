@@ -31,7 +31,7 @@ from toolcatalog.outputs import catalog_json
 from toolcatalog.render import Renderer
 
 FUZZ = settings(
-    max_examples=30,
+    max_examples=20,
     derandomize=True,
     database=None,
     deadline=timedelta(seconds=30),
