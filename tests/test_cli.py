@@ -25,7 +25,8 @@ def test_validate_reports_each_problem_and_exits_1(tmp_path: Path) -> None:
     write(tmp_path / ".agent/tools/bad/TOOL.md", "---\nname: bad\ndescription: [not, text]\ninputs: {}\noutputs: {}\neffects: x\n---\n")
     result = toolcatalog("validate", cwd=tmp_path)
     assert result.returncode == 1
-    assert ".agent/tools/bad/TOOL.md:3: error: `description` must be a string, not a list" in result.stdout
+    # Terminals get the message's words without Markdown code spans.
+    assert ".agent/tools/bad/TOOL.md:3: error: description must be a string, not a list" in result.stdout
     assert "4 tools, 1 invalid" in result.stdout
 
 

@@ -152,7 +152,7 @@ def test_speccify_failure_details(tmp_path: Path) -> None:
     assert detail["passes"] == ("passed", "")
     assert detail["wrong sum"] == ("failed", "$.sum: expected 4, got 5")
     assert detail["not json"][0] == "failed" and detail["not json"][1].startswith("stdout is not JSON")
-    assert detail["ok but exit 1"] == ("failed", "exit code 1 with ok: true")
+    assert detail["ok but exit 1"] == ("failed", "the expected output says `ok: true` (success), so the tool must exit with code 0, but it exited with code 1")
     assert detail["not ok, exit 1"] == ("passed", "")  # with ok: false the exit code is not inspected
     status, text = detail["schema violation"]
     assert status == "failed" and text.startswith("output violates the outputs schema at $.count: ")

@@ -12,7 +12,8 @@ breaking change to inputs, outputs or effects without a major version bump is it
 widened input enums, ...) is reported as non-breaking.
 
 `diff(old, new)` returns a `Report`; `Report.markdown()` is what reviewers paste into a pull
-request, `Report.as_dict()` the `--json` form.
+request, `Report.text()` the same for a terminal (no Markdown escapes or code spans), and
+`Report.as_dict()` the `--json` form.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import inline
 from .files import ReadError, read_capped
 from .jsonvalues import MAX_DEPTH, loads_limited
 from .outputs import catalog_json
@@ -136,6 +138,47 @@ class Report:
                 where = f"{_code(change.path)}: " if change.path else ""
                 lines.append(f"- {mark}: {where}{_md(change.message)}")
         return "\n".join(lines) + "\n"
+
+
+    def text(self) -> str:
+        """The report as plain text for a terminal: the same content as `markdown`, without Markdown."""
+        counts = self.counts()
+        lines = ["Tool catalog changes"]
+        if not (self.added or self.removed or self.changed):
+            return "\n".join(lines + ["No tool changed.", ""])
+        n = counts["breaking_changes"]
+        verdict = f"{n} breaking change{_s(n)}." if self.breaking else "No breaking changes."
+        other = counts["other_changes"] - counts["added"]
+        lines.append(
+            f"{verdict} Tools: {counts['added']} added, {counts['removed']} removed, {counts['changed']} changed "
+            f"({other} non-breaking change{_s(other)})."
+        )
+        if self.removed:
+            lines += ["", "Removed tools (breaking):"]
+            lines += [f"  {_plain_label(t)}" for t in self.removed]
+        if self.added:
+            lines += ["", "Added tools:"]
+            lines += [f"  {_plain_label(t)}" for t in self.added]
+        for tool in self.changed:
+            version = ""
+            if tool.old_version != tool.new_version:
+                version = f" ({_one_line(tool.old_version or 'no version')} → {_one_line(tool.new_version or 'no version')})"
+            elif tool.new_version:
+                version = f" ({_one_line(tool.new_version)})"
+            lines += ["", f"{_one_line(tool.id)}  {_one_line(tool.name)}{version}{' — breaking' if tool.breaking else ''}"]
+            for change in sorted(tool.changes, key=lambda c: not c.breaking):
+                where = f"{_one_line(change.path)}: " if change.path else ""
+                lines.append(f"  {'breaking' if change.breaking else 'non-breaking'}: {where}{_one_line(inline.plain(change.message))}")
+        return "\n".join(lines) + "\n"
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(str(text).split())
+
+
+def _plain_label(tool: dict[str, Any]) -> str:
+    version = f" {_one_line(tool['version'])}" if tool.get("version") else ""
+    return f"{_one_line(tool['id'])}  {_one_line(tool.get('name') or '')}{version}".rstrip()
 
 
 def _s(n: int) -> str:

@@ -20,11 +20,12 @@ import argparse
 import dataclasses
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
 from . import catalogdiff, outputs, pipeline, verify
-from .report import printable
+from .report import diagnostic_line, plain, printable, reason
 from ._version import __version__
 from .discover import DiscoveryError
 from .files import write_atomic
@@ -96,7 +97,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     compare.add_argument("old", help="the earlier catalog.json (or a folder holding one)")
     compare.add_argument("new", help="the later catalog.json (or a folder holding one)")
-    compare.add_argument("--json", action="store_true", help="print the report as JSON instead of Markdown")
+    compare.add_argument(
+        "--format", choices=("text", "markdown", "json"),
+        help="text for a terminal, markdown for a pull request, json for programs "
+        "(default: text when the output is a terminal, else markdown)",
+    )
+    compare.add_argument("--json", action="store_const", const="json", dest="format", help="the same as --format json")
     compare.set_defaults(handler=_diff)
 
     check_digests = commands.add_parser(
@@ -284,10 +290,14 @@ def _remove(docs: Path, path: str) -> None:
 
 def _diff(args: argparse.Namespace) -> int:
     report = catalogdiff.diff(catalogdiff.load(args.old), catalogdiff.load(args.new))
-    if args.json:
+    # The Markdown report is for pull requests (its escapes and code spans are noise in a
+    # terminal), so a terminal gets text unless asked; a pipe or file gets Markdown as before.
+    fmt = args.format or ("text" if sys.stdout.isatty() else "markdown")
+    if fmt == "json":
         sys.stdout.write(catalog_json.dumps(report.as_dict()))
     else:
-        sys.stdout.write("".join(printable(line) + "\n" for line in report.markdown().splitlines()))
+        text = report.text() if fmt == "text" else report.markdown()
+        sys.stdout.write("".join(printable(line) + "\n" for line in text.splitlines()))
     return EXIT_PROBLEMS if report.breaking else EXIT_OK
 
 
@@ -303,28 +313,30 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _table(catalog: Catalog) -> None:
     out = sys.stdout
-    ids = {id(t): printable(t.id) for t in catalog.tools}
+    shared = {tool_id for tool_id, n in Counter(t.id for t in catalog.tools).items() if n > 1}
+    # A shared id names its manifest too, so the rows of tools that share it can be told apart.
+    ids = {id(t): printable(f"{t.id} ({t.source})" if t.id in shared else t.id) for t in catalog.tools}
     width = max([len(i) for i in ids.values()] + [4])
     out.write(f"{'TOOL':<{width}}  {'FORMAT':<10}  {'STATUS':<19}  DETAIL\n")
     for tool in catalog.tools:
-        out.write(f"{ids[id(tool)]:<{width}}  {tool.format:<10}  {tool.status.value:<19}  {printable(tool.status_detail)}\n")
+        out.write(f"{ids[id(tool)]:<{width}}  {tool.format:<10}  {tool.status.value:<19}  {plain(reason(tool))}\n")
         for example in tool.examples:
             if example.status in (ExampleStatus.FAILED, ExampleStatus.ERROR):
                 flag = " (error)" if example.status == ExampleStatus.ERROR else ""
-                out.write(printable(f"{'':<{width}}    example {example.title!r}{flag}: {example.detail}") + "\n")
+                out.write(printable(f"{'':<{width}}    example {example.title!r}{flag}: ") + plain(example.detail) + "\n")
         for check in tool.checks:
             if check.status in (CheckStatus.FAILED, CheckStatus.ERROR):
                 flag = " (error)" if check.status == CheckStatus.ERROR else ""
-                out.write(printable(f"{'':<{width}}    check {check.id}{flag}: {check.detail}") + "\n")
+                out.write(printable(f"{'':<{width}}    check {check.id}{flag}: ") + plain(check.detail) + "\n")
         for diagnostic in tool.diagnostics:
             if diagnostic.severity == ERROR:
-                out.write(printable(f"{'':<{width}}    {diagnostic.location()}: {diagnostic.message}") + "\n")
+                out.write(f"{'':<{width}}    {diagnostic_line(diagnostic)}\n")
 
 
 def _report(catalog: Catalog) -> None:
     out = sys.stdout
     for diagnostic in sorted(catalog.all_diagnostics(), key=lambda d: (d.path, d.line or 0)):
-        out.write(printable(f"{diagnostic.location()}: {diagnostic.severity}: {diagnostic.message}") + "\n")
+        out.write(diagnostic_line(diagnostic, severity=True) + "\n")
     invalid = sum(not t.valid for t in catalog.tools)
     errors = sum(d.severity == ERROR for d in catalog.all_diagnostics())
     warnings = sum(d.severity != ERROR for d in catalog.all_diagnostics())

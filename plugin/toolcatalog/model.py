@@ -507,6 +507,7 @@ class Tool:
     tags: list[str] = field(default_factory=list)
     kind: str | None = None  # DETERMINISTIC | MODEL_BACKED | "mixed" | None (unknown)
     capabilities: list[Capability] = field(default_factory=list)
+    use_cases: list[str] = field(default_factory=list)  # smart tools' "when to use this" list
     examples: list[Example] = field(default_factory=list)
     drivers: list[Driver] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)

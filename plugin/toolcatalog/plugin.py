@@ -89,7 +89,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         self.build = build
         self.renderer = Renderer([Path(d) for d in config.theme.dirs])
         for diagnostic in build.catalog.all_diagnostics():
-            (log.warning if diagnostic.severity == ERROR else log.info)(report.printable(f"{diagnostic.location()}: {diagnostic.message}"))
+            (log.warning if diagnostic.severity == ERROR else log.info)(report.diagnostic_line(diagnostic))
         if self.options.run_examples:
             stats = pipeline.check(build)
             log.info(

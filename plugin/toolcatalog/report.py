@@ -3,6 +3,11 @@
 Every line that reaches a terminal or a log goes through `printable`: manifest text
 and tool output can hold control characters (a YAML `"\\e[2K"` escape, a NUL), and a
 log line must never move the cursor, clear the screen or hide what comes before it.
+Generated text (statuses, reasons, diagnostics, details) carries code spans for pages;
+`plain` prints it without the backticks (`inline.plain`).
+
+`reason` is a tool's verdict in one line, for every status: the pages and the command
+line say the same thing.
 """
 
 from __future__ import annotations
@@ -10,8 +15,9 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from . import inline
 from .formats.smarttool import STATIC_RULE_IDS
-from .model import Catalog, CheckStatus, ExampleStatus
+from .model import ERROR, Catalog, CheckStatus, Diagnostic, ExampleStatus, Status, Tool
 
 # C0 and C1 controls (tab and newline too: one line stays one line), DEL, and the Unicode
 # line and paragraph separators and bidirectional overrides, which reorder what a reader sees.
@@ -32,6 +38,27 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+def plain(text: object) -> str:
+    """Generated text (with code spans) for one terminal or log line."""
+    return printable(inline.plain(text))
+
+
+def diagnostic_line(diagnostic: Diagnostic, severity: bool = False) -> str:
+    """`path:line: message` (with `severity: ` before the message when asked), printable."""
+    middle = f"{diagnostic.severity}: " if severity else ""
+    return f"{printable(diagnostic.location())}: {middle}{plain(diagnostic.message)}"
+
+
+def reason(tool: Tool) -> str:
+    """Why the tool has its status, in one line of generated text (code spans kept): for an
+    invalid manifest its first error (and how many more there are), else the status detail."""
+    errors = [d for d in tool.diagnostics if d.severity == ERROR]
+    if tool.status != Status.INVALID or not errors:
+        return tool.status_detail
+    more = f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    return errors[0].message + more
+
+
 def failures(catalog: Catalog) -> Iterator[str]:
     """One printable line per failed example or check, naming tool, example and detail.
 
@@ -41,8 +68,8 @@ def failures(catalog: Catalog) -> Iterator[str]:
         for example in tool.examples:
             if example.status in (ExampleStatus.FAILED, ExampleStatus.ERROR):
                 where = f"{tool.source}:{example.line}" if example.line else tool.source
-                yield printable(f"{where}: {tool.id}: example {example.title!r} {example.status}: {example.detail}")
+                yield printable(f"{where}: {tool.id}: example {example.title!r} {example.status}: ") + plain(example.detail)
         for check in tool.checks:
             if check.status in (CheckStatus.FAILED, CheckStatus.ERROR) and (tool.valid or check.id not in STATIC_RULE_IDS):
                 where = tool.descriptor_source or tool.source
-                yield printable(f"{where}: {tool.id}: check {check.id} {check.status}: {check.detail}")
+                yield printable(f"{where}: {tool.id}: check {check.id} {check.status}: ") + plain(check.detail)

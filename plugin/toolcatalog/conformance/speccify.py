@@ -125,5 +125,5 @@ def judge_case(expected: Any, result: ProcessResult, outputs: Any, timeout: floa
     differing = compare(expected, True, actual, outputs, scrub)
     reasons = [differing] if differing else []
     if isinstance(expected, dict) and expected.get("ok") is True and result.exit_code != 0:
-        reasons.append(f"exit code {result.exit_code} with ok: true")
+        reasons.append(f"the expected output says `ok: true` (success), so the tool must exit with code 0, but it exited with code {result.exit_code}")
     return "; ".join(reasons)

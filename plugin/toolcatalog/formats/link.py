@@ -4,13 +4,19 @@ A driver's own problems are diagnostics on the driver (and so in the catalog
 under the tool's `drivers`); they never change the validity of the tool it
 implements. A driver that implements nothing in the catalog is a
 catalog-level diagnostic, since no tool page would show it.
+
+A driver's `tool:` path that does not resolve is still attached when it names one
+existing tool by a conventional variant of its path (agentproto's own examples write
+`./tools/image-create/TOOL.md` for a tool kept at `.tools/image.create/TOOL.md`): a
+warning says which TOOL.md was used. Otherwise the error names the closest paths.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 from functools import lru_cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import nodesemver
 
@@ -22,7 +28,14 @@ COST_ORDER = {"trivial": 0, "metered": 1, "expensive": 2}
 
 def link(catalog: Catalog) -> None:
     _duplicate_ids(catalog)
-    by_path = {os.path.realpath(t.abs_path): t for t in catalog.tools if t.format == "aip-14"}
+    contracts = [t for t in catalog.tools if t.format == "aip-14"]
+    folders: dict[str, list[Tool]] = {}  # tool folder name as `_folder_key` spells it -> tools
+    for tool in contracts:
+        folders.setdefault(_folder_key(tool.abs_path.parent.name), []).append(tool)
+    ids: dict[str, list[Tool]] = {}  # tool id as `_folder_key` spells it -> tools
+    for tool in contracts:
+        ids.setdefault(_folder_key(tool.id), []).append(tool)
+    by_path = {os.path.realpath(t.abs_path): t for t in contracts}
     by_id: dict[str, Tool] = {}
     for tool in catalog.tools:
         if tool.format == "aip-14":
@@ -33,10 +46,20 @@ def link(catalog: Catalog) -> None:
         for entry in driver.implements:
             tool = _resolve(entry, driver, catalog.root, by_path, by_id)
             if tool is None:
+                tool = _variant(entry, driver, catalog.root, by_path, folders, ids)
+                if tool is not None:
+                    driver.diagnostics.append(Diagnostic(
+                        WARNING,
+                        f"`implements` names tool `{entry.tool_ref}`, which does not exist; it was attached to "
+                        f"`{tool.source}` (`{tool.id}`), the one AIP-14 TOOL.md that path can mean: write that path",
+                        driver.source, entry.line, "driver-path-variant",
+                    ))
+            if tool is None:
                 driver.diagnostics.append(
                     Diagnostic(
                         ERROR,
-                        f"`implements` names tool {entry.tool_ref!r}, which is not an AIP-14 TOOL.md path or id in this catalog",
+                        f"`implements` names tool {entry.tool_ref!r}, which is not an AIP-14 TOOL.md path or id in this catalog"
+                        + _closest(entry.tool_ref, driver, catalog.root, contracts, folders),
                         driver.source,
                         entry.line,
                         "driver-unresolved",
@@ -78,13 +101,14 @@ def _duplicate_ids(catalog: Catalog) -> None:
     for tool_id, tools in sorted(groups.items()):
         if len(tools) < 2:
             continue
+        # The paths once, at the catalog level; each tool names the count and one other path (N
+        # tools each listing the N-1 others would be N² text).
         sources = ", ".join(t.source for t in tools)
         catalog.diagnostics.append(
             Diagnostic(ERROR, f"{len(tools)} tools share the id {tool_id!r}: {sources}", tools[0].source, None, "duplicate-id")
         )
         for tool in tools:
-            others = ", ".join(t.source for t in tools if t is not tool)
-            tool.error(f"the id {tool_id!r} is also used by {others}; ids must be unique in a catalog", None, "duplicate-id")
+            tool.error(_shared(f"the id {tool_id!r}", tool, tools) + "; ids must be unique in a catalog", None, "duplicate-id")
     by_driver_id: dict[str, list[Driver]] = {}
     for driver in catalog.drivers:
         by_driver_id.setdefault(driver.id, []).append(driver)
@@ -92,10 +116,18 @@ def _duplicate_ids(catalog: Catalog) -> None:
         if len(drivers) < 2:
             continue
         for driver in drivers:
-            others = ", ".join(d.source for d in drivers if d is not driver)
             driver.diagnostics.append(
-                Diagnostic(ERROR, f"the driver id {driver_id!r} is also used by {others}", driver.source, None, "duplicate-id")
+                Diagnostic(ERROR, _shared(f"the driver id {driver_id!r}", driver, drivers), driver.source, None, "duplicate-id")
             )
+
+
+def _shared(what: str, item: object, group: list) -> str:
+    """"the id 'x' is also used by a/TOOL.md", or with more: "... is used by 5 manifests: this one,
+    a/TOOL.md and 3 more (all listed in the catalog's problems)"."""
+    others = [other.source for other in group if other is not item]
+    if len(others) == 1:
+        return f"{what} is also used by {others[0]}"
+    return f"{what} is used by {len(group)} manifests: this one, {others[0]} and {len(others) - 1} more (all listed in the catalog's problems)"
 
 
 def _resolve(entry: Implementation, driver: Driver, root: Path, by_path: dict[str, Tool], by_id: dict[str, Tool]) -> Tool | None:
@@ -117,6 +149,68 @@ def _resolve(entry: Implementation, driver: Driver, root: Path, by_path: dict[st
 def _workspaces(path: Path) -> list[Path]:
     parents = list(path.parents)
     return [parent.parent for parent in parents if parent.name in (".drivers", ".tools")][:1]
+
+
+def _folder_key(name: str) -> str:
+    """A tool folder or id as a path variant may spell it: `image.create` and `image-create` alike."""
+    return name.lower().replace(".", "-")
+
+
+def _variant(entry: Implementation, driver: Driver, root: Path, by_path: dict[str, Tool],
+             folders: dict[str, list[Tool]], ids: dict[str, list[Tool]]) -> Tool | None:
+    """The one AIP-14 tool an unresolved `tool:` path names by a conventional variant, or None.
+
+    Variants: `tools/X/TOOL.md` for `.tools/X/TOOL.md` (the same path under AIP-14's hidden folder),
+    or a folder named after the tool's folder or id with `-` for `.` (`tools/image-create/TOOL.md`
+    for `.tools/image.create/`). Only a path under a `tools` or `.tools` folder (or a bare folder
+    name) is read this way, and only when exactly one tool fits."""
+    ref = entry.tool_ref.strip()
+    if not (ref.endswith(".md") or "/" in ref):
+        return None
+    parts = [p for p in PurePosixPath(ref).parts if p not in (".", "/")]
+    if parts and parts[-1] == "TOOL.md":
+        parts = parts[:-1]
+    if not parts or any(p == ".." for p in parts) or (len(parts) > 1 and parts[-2] not in ("tools", ".tools")):
+        return None
+    hidden = [".tools" if p == "tools" else p for p in parts]
+    for base in (*_workspaces(driver.abs_path), root):
+        candidate = os.path.realpath(base.joinpath(*hidden, "TOOL.md"))
+        if candidate in by_path:
+            return by_path[candidate]
+    wanted = _folder_key(parts[-1])
+    by_folder = folders.get(wanted, [])
+    if by_folder:  # two tools in folders of that name: which one is not for us to guess
+        return by_folder[0] if len(by_folder) == 1 else None
+    by_id = ids.get(wanted, [])
+    return by_id[0] if len(by_id) == 1 else None
+
+
+def _closest(ref: str, driver: Driver, root: Path, contracts: list[Tool], folders: dict[str, list[Tool]]) -> str:
+    """What to suggest for an unresolved reference: "; the closest: `a`, `b`" (AIP-14 TOOL.md paths
+    as the driver would write them, from its workspace, or tool ids when it named an id), else where
+    the catalog's AIP-14 tools are. Paths are compared by their tool folder's name, the part that
+    tells tools apart."""
+    if not contracts:
+        return "; the catalog has no AIP-14 tool"
+    ref = ref.strip()
+    base = (_workspaces(driver.abs_path) or [root])[0]
+    if ref.endswith(".md") or "/" in ref:
+        parts = [p for p in PurePosixPath(ref).parts if p not in (".", "/")]
+        name = _folder_key(parts[-2] if len(parts) > 1 and parts[-1] == "TOOL.md" else parts[-1] if parts else "")
+        close = difflib.get_close_matches(name, sorted(folders), n=3, cutoff=0.75)
+        found = sorted({_written(t, base) for key in close for t in folders[key]})[:3]
+    else:
+        found = difflib.get_close_matches(ref, sorted({t.id for t in contracts}), n=3, cutoff=0.75)
+    if found:
+        return "; the closest: " + ", ".join(f"`{c}`" for c in found)
+    places = sorted({str(PurePosixPath(_written(t, base)).parent.parent) for t in contracts})
+    where = ", ".join(f"`{p}/`" for p in places[:3]) + (f" and {len(places) - 3} more folders" if len(places) > 3 else "")
+    return f"; no AIP-14 tool here has a name close to it (they are in {where})"
+
+
+def _written(tool: Tool, base: Path) -> str:
+    """The tool's TOOL.md as a driver in workspace `base` would write it."""
+    return Path(os.path.relpath(tool.abs_path, base)).as_posix()
 
 
 def _check_entry(driver: Driver, entry: Implementation, tool: Tool) -> None:

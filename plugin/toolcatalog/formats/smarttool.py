@@ -317,6 +317,9 @@ def _parse_manifest(tool: Tool, path: Path, root: Path, max_bytes: int, found: _
     platforms = data.get("platforms")
     if isinstance(platforms, list):
         tool.platforms = [str(p) for p in platforms]
+    use_cases = data.get("use_cases")
+    if isinstance(use_cases, list):
+        tool.use_cases = [u.strip() for u in use_cases if isinstance(u, str) and u.strip()]
 
     requirements: list[Requirement] = []
     requires = data.get("requires")

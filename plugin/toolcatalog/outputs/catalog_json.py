@@ -78,6 +78,7 @@ def tool_entry(tool: Tool, site: Site | None = None, origin: Origin | None = Non
         "outputs": tool.outputs,
         "effects": tool.effects.as_dict(),
         "capabilities": [c.as_dict() for c in tool.capabilities],
+        "use_cases": list(tool.use_cases),
         "examples": [example_entry(e) for e in tool.examples],
         "checks": [c.as_dict() for c in tool.checks],
         "drivers": [driver_entry(d, tool) for d in tool.drivers],
