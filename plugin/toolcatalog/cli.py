@@ -319,7 +319,7 @@ def _table(catalog: Catalog) -> None:
     width = max([len(i) for i in ids.values()] + [4])
     out.write(f"{'TOOL':<{width}}  {'FORMAT':<10}  {'STATUS':<19}  DETAIL\n")
     for tool in catalog.tools:
-        out.write(f"{ids[id(tool)]:<{width}}  {tool.format:<10}  {tool.status.value:<19}  {plain(reason(tool))}\n")
+        out.write(f"{ids[id(tool)]:<{width}}  {tool.format:<10}  {tool.status.value:<19}  {plain(tool.status_detail or reason(tool))}\n")
         for example in tool.examples:
             if example.status in (ExampleStatus.FAILED, ExampleStatus.ERROR):
                 flag = " (error)" if example.status == ExampleStatus.ERROR else ""
