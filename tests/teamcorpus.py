@@ -31,10 +31,10 @@ def available() -> bool:
     return (CORPUS / "SOURCES.md").is_file()
 
 
-def place(dest: Path, demo: bool = False) -> Path:
-    """Copy the corpus's manifests into `dest` at their conventional places; with `demo`, also
-    the demo catalog at `dest/examples`. Returns `dest`."""
-    for source, target in PLACES.items():
+def place(dest: Path, demo: bool = False, corpus: bool = True) -> Path:
+    """Copy the corpus's manifests into `dest` at their conventional places (unless not `corpus`);
+    with `demo`, also the demo catalog at `dest/examples`. Returns `dest`."""
+    for source, target in PLACES.items() if corpus else ():
         for entry in sorted((CORPUS / source).iterdir()):
             if entry.is_dir():
                 shutil.copytree(entry, dest / target / entry.name)

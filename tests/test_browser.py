@@ -2,43 +2,18 @@
 
 from __future__ import annotations
 
-import functools
-import http.server
-import os
-import shutil
-import threading
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
+from browsing import ARGS, CHROMIUM, require_chromium, serve
 from manifests import workspace_all_formats
 from sitebuild import REPO, build, mkdocs_project
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-if CHROMIUM is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI must run the browser tests: install Debian's chromium (.ci/run does)")
-    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
-
+require_chromium()
 sync_api = pytest.importorskip("playwright.sync_api")
-
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-def serve(root: Path) -> tuple[str, http.server.ThreadingHTTPServer]:
-    handler = functools.partial(_Quiet, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{server.server_address[1]}/", server
 
 
 @pytest.fixture(scope="module")

@@ -98,7 +98,7 @@ def test_strict_build_fails_on_an_invalid_manifest(tmp_path: Path) -> None:
     errors = [d for d in broken["diagnostics"] if d["severity"] == "error"]
     assert [(d["line"], d["path"], d["code"]) for d in errors] == [(2, ".agent/tools/broken/TOOL.md", "name")]
     page = (tmp_path / "site" / broken["url"] / "index.html").read_text()
-    assert "Invalid manifest." in page and "must be lowercase" in page
+    assert "Invalid manifest: 1 error." in page and "must be lowercase" in page
 
 
 def test_builds_in_this_process_count_only_their_own_warnings(tmp_path: Path) -> None:

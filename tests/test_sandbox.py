@@ -424,7 +424,7 @@ def test_pages_and_the_index_show_what_was_observed(tmp_path: Path) -> None:
     finally:
         tmp_file.unlink(missing_ok=True)
     quiet = (site / "tools" / "quiet" / "index.html").read_text()
-    assert "Not sandboxed." in quiet and "`sandbox: off`" in quiet
+    assert "Not sandboxed." in quiet and "<code>sandbox: off</code>" in quiet
     assert "unsandboxed" in (site / "tools" / "index.html").read_text()
     assert site_catalog(tmp_path)["tools"][0]["sandbox"]["sandboxed"] is False
 

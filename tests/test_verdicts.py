@@ -64,9 +64,10 @@ def test_read_only_is_one_definition_for_badge_filter_catalog_and_mcp(tmp_path: 
     mcp = {t["_meta"]["toolcatalog/id"]: t for t in json.loads(files["mcp-tools.json"])["tools"]}
     renderer = Renderer()
     index = renderer.index_page(catalog, lambda target: target)
-    rows = dict(re.findall(r'<tr data-status="[^"]*" data-format="[^"]*" data-risk="[^"]*" data-effects="([^"]*)"[^>]*>\s*<td><a href="([^"]*)"', index)[i][::-1]
+    rows = dict(re.findall(r'<tr data-status="[^"]*" data-format="[^"]*" data-safety="([^"]*)"[^>]*>\s*<td[^>]*><a href="([^"]*)"', index)[i][::-1]
                 for i in range(len(catalog.tools)))
-    word = {True: "read-only", False: "mutating", None: "unknown"}
+    # The safety filter's classes: read-only exactly when read-only; not declared when unknown.
+    word = {True: "read-only", None: "undeclared"}
     seen_filter_values = set()
     for m, r, a in combos:
         tool = catalog.tool(f"t.{m}.{r}.{a}")
@@ -82,7 +83,10 @@ def test_read_only_is_one_definition_for_badge_filter_catalog_and_mcp(tmp_path: 
         else:
             assert tool.id not in mcp
         # the index filter value
-        assert rows[tool.url] == word[verdict], (m, r, a)
+        if verdict is False:
+            assert rows[tool.url] in ("writes", "external", "irreversible"), (m, r, a)
+        else:
+            assert rows[tool.url] == word[verdict], (m, r, a)
         seen_filter_values.add(rows[tool.url])
         # the badge and the contract table on the tool's page
         page = renderer.tool_page(tool, catalog, lambda target: target)
@@ -91,8 +95,8 @@ def test_read_only_is_one_definition_for_badge_filter_catalog_and_mcp(tmp_path: 
         assert ('class="tc-badge tc-mutating"' in badges) is (verdict is False), (m, r, a)
         contract = page.split('<table class="tc-contract">', 1)[1].split("</table>", 1)[0]
         assert ("(read-only)" in contract) is (verdict is True), (m, r, a)
-    assert seen_filter_values == {"read-only", "mutating", "unknown"}
-    assert facets(catalog)["effects"] == ["mutating", "read-only", "unknown"]
+    assert seen_filter_values == {"read-only", "writes", "external", "irreversible", "undeclared"}
+    assert facets(catalog)["safety"] == ["read-only", "writes", "external", "irreversible", "undeclared"]
 
 
 def test_the_issue_case_is_not_read_only_anywhere(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Sequence
 
 from . import catalogdiff, outputs, pipeline, verify
-from .report import diagnostic_line, plain, printable, reason
+from .report import diagnostic_line, nothing_found, plain, printable, reason
 from ._version import __version__
 from .discover import DiscoveryError
 from .files import write_atomic
@@ -207,6 +207,8 @@ def _check(args: argparse.Namespace) -> int:
             print(printable(f"toolcatalog: no tool with id {', '.join(unknown)}"), file=sys.stderr)
             return EXIT_USAGE
         catalog.tools = [t for t in catalog.tools if t.id in only]
+    if not catalog.tools:
+        print(f"toolcatalog: {nothing_found(catalog)}", file=sys.stderr)
     stats = pipeline.check(build)
     if args.json:
         sys.stdout.write(catalog_json.dumps(outputs.catalog_document(catalog, build.options, build.site)))
@@ -335,6 +337,8 @@ def _table(catalog: Catalog) -> None:
 
 def _report(catalog: Catalog) -> None:
     out = sys.stdout
+    if not catalog.tools:
+        print(f"toolcatalog: {nothing_found(catalog)}", file=sys.stderr)
     for diagnostic in sorted(catalog.all_diagnostics(), key=lambda d: (d.path, d.line or 0)):
         out.write(diagnostic_line(diagnostic, severity=True) + "\n")
     invalid = sum(not t.valid for t in catalog.tools)

@@ -27,6 +27,15 @@ SMART_TOOL_MD = "SMART_TOOL.md"
 SMART_TOOL_JSON = "smart-tool.json"
 MANIFEST_NAMES = (TOOL_MD, DRIVER_MD, SMART_TOOL_MD, SMART_TOOL_JSON)
 
+# What a search looks for, as pages and logs say it (`_hint` decides it, file by file).
+CONVENTIONAL_PATTERNS = (
+    ("**/.agent/tools/*/TOOL.md", "speccify tools"),
+    ("**/.tools/**/TOOL.md", "agentproto AIP-14 tools"),
+    ("**/.drivers/**/DRIVER.md, **/.tools/**/DRIVER.md", "agentproto AIP-30 drivers"),
+    ("**/SMART_TOOL.md, **/smart-tool.json", "smart tools"),
+)
+PATHS_PATTERNS = (("**/TOOL.md, **/DRIVER.md, **/SMART_TOOL.md, **/smart-tool.json", "every format, at any depth"),)
+
 
 class DiscoveryError(Exception):
     """The search itself is misconfigured (a `paths` entry that does not exist)."""
@@ -44,6 +53,9 @@ class Found:
 class Discovery:
     files: list[Found] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    roots: list[str] = field(default_factory=list)  # what was searched, relative to the workspace
+    patterns: tuple[tuple[str, str], ...] = ()  # (glob, what it finds)
+    skipped: list[str] = field(default_factory=list)  # folders left out (`skip`), relative to the workspace
 
 
 def relative(path: Path, root: Path) -> str:
@@ -74,6 +86,7 @@ def discover(
     spec = pathspec.GitIgnoreSpec.from_lines(exclude or [])
     skip_real = {os.path.realpath(p) for p in (skip or [])}
     result = Discovery()
+    result.skipped = [relative(Path(p), workspace) for p in (skip or []) if _is_inside(Path(p), workspace)]
     if paths:
         roots = []
         for entry in paths:
@@ -81,6 +94,8 @@ def discover(
             if not target.exists():
                 raise DiscoveryError(f"toolcatalog `paths` entry {entry!r} does not exist ({target})")
             roots.append(target)
+        result.roots = [relative(target, workspace) for target in roots]
+        result.patterns = PATHS_PATTERNS
         for target in roots:
             if target.is_file():
                 if target.name in MANIFEST_NAMES:
@@ -93,6 +108,7 @@ def discover(
             else:
                 _walk(target, workspace, spec, skip_real, result, conventional=False)
     else:
+        result.roots, result.patterns = ["."], CONVENTIONAL_PATTERNS
         _walk(workspace, workspace, spec, skip_real, result, conventional=True)
     unique: dict[str, Found] = {}
     for found in result.files:

@@ -12,7 +12,7 @@ from typing import Callable
 
 from .discover import DRIVER_MD, SMART_TOOL_JSON, SMART_TOOL_MD, TOOL_MD, Found, discover, relative
 from .formats import aip14, aip30, common, link, smarttool, speccify
-from .model import ERROR, Catalog, Diagnostic, Driver, Status, Tool
+from .model import ERROR, Catalog, Diagnostic, Driver, SearchScope, Status, Tool
 from .options import Options
 from .parsecache import ParseCache
 
@@ -27,6 +27,7 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
     workspace = Path(os.path.abspath(workspace))
     found = discover(workspace, options.paths, options.exclude, skip)
     catalog = Catalog(root=workspace, diagnostics=list(found.diagnostics))
+    catalog.search = SearchScope(found.roots, list(found.patterns), list(options.exclude), found.skipped)
     max_bytes = options.max_manifest_bytes
     cache = ParseCache(_cache_folder(workspace, options), max_bytes)
 

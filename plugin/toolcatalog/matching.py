@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from .jsonvalues import MAX_DEPTH, is_unicode, too_deep
 
-__all__ = ["MAX_DIFFERENCES", "differences", "parse_json_output", "unwrap_envelope"]
+__all__ = ["MAX_DIFFERENCES", "difference_paths", "differences", "json_key", "key_path", "parse_json_output", "unwrap_envelope"]
 
 MAX_DIFFERENCES = 20
 _MAX_SHOWN = 80
@@ -34,13 +34,14 @@ def _show(value: Any, scrub: Callable[[str], str] | None = None) -> str:
     return text
 
 
-def _key_path(path: str, key: Any) -> str:
+def key_path(path: str, key: Any) -> str:
+    """The JSON path of `key` inside the object at `path`: `$.name`, or `$["a b"]`."""
     if isinstance(key, str) and key.isidentifier():
         return f"{path}.{key}"
-    return f"{path}[{json.dumps(_json_key(key), ensure_ascii=False)}]"
+    return f"{path}[{json.dumps(json_key(key), ensure_ascii=False)}]"
 
 
-def _json_key(key: Any) -> str:
+def json_key(key: Any) -> str:
     """The string JSON would use for a (YAML) mapping key: 1 -> "1", True -> "true"."""
     if isinstance(key, str):
         return key
@@ -66,41 +67,48 @@ def _scalar_equal(expected: Any, actual: Any) -> bool:
 def differences(expected: Any, actual: Any, path: str = "$", scrub: Callable[[str], str] | None = None) -> list[str]:
     """Where `actual` fails to match `expected`, one line per place, at most 20. `scrub` rewrites
     the values shown (machine paths) before they are shortened."""
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     _diff(expected, actual, path, out, 0, scrub)
-    return out[:MAX_DIFFERENCES]
+    return [f"{where}: {what}" for where, what in out[:MAX_DIFFERENCES]]
 
 
-def _diff(expected: Any, actual: Any, path: str, out: list[str], depth: int, scrub: Callable[[str], str] | None = None) -> None:
+def difference_paths(expected: Any, actual: Any) -> list[str]:
+    """The JSON paths `differences` names (`$.a[0]`), for pages that mark them in both values."""
+    out: list[tuple[str, str]] = []
+    _diff(expected, actual, "$", out, 0, None)
+    return [where for where, _what in out[:MAX_DIFFERENCES]]
+
+
+def _diff(expected: Any, actual: Any, path: str, out: list[tuple[str, str]], depth: int, scrub: Callable[[str], str] | None = None) -> None:
     if len(out) >= MAX_DIFFERENCES:
         return
     if depth > _MAX_DEPTH:
-        out.append(f"{path}: nested too deeply to compare")
+        out.append((path, "nested too deeply to compare"))
         return
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
-            out.append(f"{path}: expected {_show(expected)}, got {_show(actual, scrub)}")
+            out.append((path, f"expected {_show(expected)}, got {_show(actual, scrub)}"))
             return
         for key, want in expected.items():
             if len(out) >= MAX_DIFFERENCES:
                 return
-            sub = _key_path(path, key)
+            sub = key_path(path, key)
             if key in actual:
                 got = actual[key]
-            elif not isinstance(key, str) and _json_key(key) in actual:
-                got = actual[_json_key(key)]
+            elif not isinstance(key, str) and json_key(key) in actual:
+                got = actual[json_key(key)]
             else:
-                out.append(f"{sub}: missing")
+                out.append((sub, "missing"))
                 continue
             _diff(want, got, sub, out, depth + 1, scrub)
         return
     if isinstance(expected, (list, tuple)):
         if not isinstance(actual, (list, tuple)):
-            out.append(f"{path}: expected {_show(expected)}, got {_show(actual, scrub)}")
+            out.append((path, f"expected {_show(expected)}, got {_show(actual, scrub)}"))
             return
         if len(expected) != len(actual):
             noun = "item" if len(expected) == 1 else "items"
-            out.append(f"{path}: expected {len(expected)} {noun}, got {len(actual)}")
+            out.append((path, f"expected {len(expected)} {noun}, got {len(actual)}"))
             return
         for index, (want, got) in enumerate(zip(expected, actual)):
             if len(out) >= MAX_DIFFERENCES:
@@ -108,7 +116,7 @@ def _diff(expected: Any, actual: Any, path: str, out: list[str], depth: int, scr
             _diff(want, got, f"{path}[{index}]", out, depth + 1, scrub)
         return
     if not _scalar_equal(expected, actual):
-        out.append(f"{path}: expected {_show(expected)}, got {_show(actual, scrub)}")
+        out.append((path, f"expected {_show(expected)}, got {_show(actual, scrub)}"))
 
 
 def _reject_constant(name: str) -> Any:

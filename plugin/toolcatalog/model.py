@@ -544,6 +544,16 @@ class Tool:
 
 
 @dataclass
+class SearchScope:
+    """Where the harvest looked for manifests and what for, so an empty catalog can say so."""
+
+    roots: list[str] = field(default_factory=list)  # workspace-relative folders or files; "." is the workspace
+    patterns: list[tuple[str, str]] = field(default_factory=list)  # (glob, what it finds)
+    exclude: list[str] = field(default_factory=list)  # the `exclude` option's patterns
+    skipped: list[str] = field(default_factory=list)  # folders never searched (the site's docs and output)
+
+
+@dataclass
 class Catalog:
     """Everything harvested from one workspace."""
 
@@ -551,6 +561,7 @@ class Catalog:
     tools: list[Tool] = field(default_factory=list)
     drivers: list[Driver] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)  # catalog-level problems
+    search: SearchScope = field(default_factory=SearchScope)
 
     def tool(self, tool_id: str) -> Tool | None:
         for tool in self.tools:

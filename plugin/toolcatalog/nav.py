@@ -18,6 +18,7 @@ from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 
 from .model import FORMAT_TITLES, FORMATS, Catalog
+from .pageview import sorted_tools
 from .options import Options
 
 
@@ -34,7 +35,7 @@ def catalog_nav(nav: Navigation, config: MkDocsConfig, files: Files, catalog: Ca
     if list_tools(options.nav_tools, len(catalog.tools)):
         for fmt in FORMATS:
             pages = []
-            for tool in catalog.tools:
+            for tool in sorted_tools(catalog.tools):  # by the name the nav shows, as the index lists them
                 if tool.format != fmt:
                     continue
                 file = files.get_file_from_path(tool.page)

@@ -39,7 +39,7 @@ from .links import SourceLink, source_links
 from .model import ERROR, Tool
 from .options import Options, OptionsError
 from .outputs.site import Site
-from .render import CSS_PATH, INDEX_TITLE, JS_PATH, Renderer, templates_dir, tool_toc
+from .render import CSS_PATH, INDEX_TITLE, JS_PATH, Renderer, index_toc, templates_dir, tool_toc
 
 log = get_plugin_logger(__name__)
 # CSS_PATH and JS_PATH are copied by MkDocs with the theme's static files, since our template folder is a theme dir.
@@ -90,6 +90,8 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         self.renderer = Renderer([Path(d) for d in config.theme.dirs])
         for diagnostic in build.catalog.all_diagnostics():
             (log.warning if diagnostic.severity == ERROR else log.info)(report.diagnostic_line(diagnostic))
+        if not build.catalog.tools:
+            log.warning(report.nothing_found(build.catalog))
         if self.options.run_examples:
             stats = pipeline.check(build)
             log.info(
@@ -130,6 +132,10 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         # Themes render titles without autoescaping (into <title>, the nav on every page, search):
         # a manifest's name must arrive escaped.
         page.meta["title"] = escape(tool.name) if tool is not None else INDEX_TITLE
+        if tool is None:
+            # The index's table wants the width; Material reads `hide` (other themes ignore it and
+            # show the index's short table of contents instead of an empty box).
+            page.meta["hide"] = ["toc"]
         return ""
 
     def on_page_content(self, html: str, page: Page, config: MkDocsConfig, files: Files) -> str | None:
@@ -141,7 +147,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
             return get_relative_url(target, page.url) if target else "."
 
         if tool is None:
-            page.toc = get_toc([])
+            page.toc = get_toc(index_toc(self.build.catalog))
             return self.renderer.index_page(self.build.catalog, url_for)
         page.toc = get_toc(tool_toc(tool))
         return self.renderer.tool_page(tool, self.build.catalog, url_for, self.source_link)

@@ -27,7 +27,7 @@ import nh3
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
-from . import schemaview
+from . import inline, pageview, schemaview
 from .formats import speccify
 from .model import FORMAT_TITLES, Catalog, Status, Tool, tally
 
@@ -127,6 +127,18 @@ class Renderer:
         self.env.filters["compact_json"] = compact_json
         self.env.globals["format_titles"] = FORMAT_TITLES
         self.env.globals["tally"] = tally
+        # What the pages derive from the model (pageview.py): one place for every template.
+        self.env.filters["inline"] = inline.html
+        self.env.filters["json_html"] = pageview.json_html
+        self.env.globals["kind_titles"] = pageview.KIND_TITLES
+        self.env.globals["format_labels"] = pageview.FORMAT_LABELS
+        self.env.globals["judging_rules"] = pageview.JUDGING_RULES
+        self.env.globals["safety_labels"] = pageview.SAFETY_LABELS
+        self.env.globals["reason"] = pageview.reason
+        self.env.globals["safety_of"] = pageview.safety_of
+        self.env.globals["driver_states"] = pageview.driver_states
+        self.env.globals["difference_paths"] = pageview.difference_paths
+        self.env.globals["install_link"] = pageview.install_link
 
     def tool_page(
         self,
@@ -159,7 +171,8 @@ class Renderer:
         for tool in catalog.tools:
             counts[tool.status.value] = counts.get(tool.status.value, 0) + 1
         return self.env.get_template(INDEX_TEMPLATE).render(
-            catalog=catalog, tools=catalog.tools, counts=dict(sorted(counts.items())), facets=facets(catalog), url_for=url_for
+            catalog=catalog, tools=pageview.sorted_tools(catalog.tools), counts={s: counts[s] for s in Status.values() if s in counts},
+            facets=facets(catalog), problems=pageview.problem_groups(catalog.diagnostics), url_for=url_for,
         )
 
 
@@ -183,14 +196,12 @@ def _no_link(path: str, line: int | None) -> None:
 
 def facets(catalog: Catalog) -> dict[str, list[str]]:
     """The filter values present in the catalog, in a stable order."""
-    order = {"status": Status.values()}
-    values: dict[str, set[str]] = {"status": set(), "format": set(), "risk": set(), "effects": set(), "kind": set()}
+    order = {"status": Status.values(), "safety": [*pageview.SAFETY_LEVELS, "undeclared"]}
+    values: dict[str, set[str]] = {"status": set(), "safety": set(), "format": set(), "kind": set()}
     for tool in catalog.tools:
         values["status"].add(tool.status.value)
+        values["safety"].add(pageview.safety_of(tool).level)
         values["format"].add(tool.format)
-        values["risk"].add(str(tool.effects.risk_level) if tool.effects.risk_level is not None else "unknown")
-        read_only = tool.effects.read_only
-        values["effects"].add("unknown" if read_only is None else "read-only" if read_only else "mutating")
         values["kind"].add(tool.kind or "unknown")
     out = {}
     for name, found in values.items():
@@ -202,6 +213,8 @@ def facets(catalog: Catalog) -> dict[str, list[str]]:
 def tool_toc(tool: Tool) -> list[dict[str, Any]]:
     """Table-of-contents entries matching the section ids in tool.html."""
     sections = []
+    if tool.use_cases:
+        sections.append(("use-cases", "When to use it"))
     if tool.capabilities:
         sections.append(("capabilities", "Capabilities"))
     sections += [("contract", "Contract"), ("inputs", "Inputs"), ("outputs", "Outputs")]
@@ -217,3 +230,13 @@ def tool_toc(tool: Tool) -> list[dict[str, Any]]:
     if tool.diagnostics:
         sections.append(("diagnostics", "Diagnostics"))
     return [{"level": 2, "id": f"tc-{anchor}", "name": name, "children": []} for anchor, name in sections]
+
+
+def index_toc(catalog: Catalog) -> list[dict[str, Any]]:
+    """Table-of-contents entries matching the section ids in index.html (themes that always show a
+    table of contents, like MkDocs' own, would show an empty box without them)."""
+    sections = [("tc-tools", "Tools")] if catalog.tools else [("tc-title", "Tool catalog")]
+    if catalog.diagnostics:
+        sections.append(("tc-catalog-diagnostics", "Catalog problems"))
+    return [{"level": 2, "id": anchor, "name": name, "children": []} for anchor, name in sections]
+

@@ -59,6 +59,18 @@ def reason(tool: Tool) -> str:
     return errors[0].message + more
 
 
+def nothing_found(catalog: Catalog) -> str:
+    """The line a build or command prints when it found no tool: where it looked and for what."""
+    scope = catalog.search
+    where = ", ".join(scope.roots) or "."
+    looked = "; ".join(f"{glob} ({what})" for glob, what in scope.patterns)
+    excluded = f"; excluded: {', '.join(scope.exclude)}" if scope.exclude else ""
+    return printable(
+        f"no tool manifest found: searched {where} for {looked}{excluded}; "
+        "set the paths option to search other folders"
+    )
+
+
 def failures(catalog: Catalog) -> Iterator[str]:
     """One printable line per failed example or check, naming tool, example and detail.
 

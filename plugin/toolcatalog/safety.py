@@ -117,3 +117,31 @@ def hints(effects: Effects) -> dict[str, Hint]:
 def annotations(effects: Effects) -> dict[str, bool]:
     """MCP ToolAnnotations hints the contract supports (`hints` without the reasons)."""
     return {name: hint.value for name, hint in hints(effects).items()}
+
+
+# The safety classes every page uses, across formats: AIP-14's risk levels in words.
+LEVELS = ("read-only", "writes", "external", "irreversible")
+_BY_RISK = {1: "writes", 2: "external", 3: "irreversible"}
+
+
+def level(effects: Effects) -> tuple[str | None, str]:
+    """The contract's safety class (one of LEVELS) and the fields it follows from, in words; the
+    class is None when the contract does not say (no `mutates` in the format, or a malformed one).
+
+    Read-only is `Effects.read_only` (the badges' definition). Otherwise the risk level names the
+    class (1 writes, 2 external effects, 3 irreversible); a contract that declares mutations
+    without a usable risk level is `external` when one of them is a `network:` mutation, else
+    `writes`."""
+    read_only = effects.read_only
+    if read_only is True:
+        return "read-only", "the contract declares no mutation (`mutates: []`) and risk level 0"
+    if read_only is None:
+        return None, "the contract does not declare its effects in a form that can be compared"
+    risk = effects.risk_level if isinstance(effects.risk_level, int) and not isinstance(effects.risk_level, bool) else None
+    if risk in _BY_RISK:
+        return _BY_RISK[risk], f"risk level {risk}"
+    declared = [m for m in effects.mutates or [] if isinstance(m, str)]
+    network = [m for m in declared if m.startswith("network:")]
+    if network:
+        return "external", f"it mutates {_code(network[0])}"
+    return "writes", f"it mutates {', '.join(_code(m) for m in declared[:3])}" if declared else "it declares changes"

@@ -2,7 +2,7 @@
    No library, no network: rows carry data-* attributes, the form's state lives in the URL query. */
 (function () {
   "use strict";
-  var FACETS = ["status", "format", "risk", "effects", "kind"];
+  var FACETS = ["status", "safety", "format", "kind"];
 
   function setup(root) {
     if (!root || root.getAttribute("data-tc-ready")) return;
@@ -30,6 +30,9 @@
       });
       if (shown) shown.textContent = visible === rows.length ? "Showing all " + rows.length + " tools." : "Showing " + visible + " of " + rows.length + " tools.";
       if (empty) empty.hidden = visible !== 0;
+      Array.prototype.forEach.call(root.querySelectorAll("button[data-tc-status]"), function (button) {
+        button.setAttribute("aria-pressed", s.status === button.getAttribute("data-tc-status") ? "true" : "false");
+      });
       if (updateUrl) {
         var params = new URLSearchParams(window.location.search);
         ["q"].concat(FACETS).forEach(function (f) {
@@ -53,6 +56,17 @@
       apply(false);
     }
 
+    // The counts above the filters are buttons: one shows only the tools of its status (again: all).
+    Array.prototype.forEach.call(root.querySelectorAll("button[data-tc-status]"), function (button) {
+      button.addEventListener("click", function () {
+        var status = button.getAttribute("data-tc-status");
+        form.elements.status.value = form.elements.status.value === status ? "" : status;
+        apply(true);
+      });
+    });
+    Array.prototype.forEach.call(root.querySelectorAll("[data-tc-clear]"), function (button) {
+      button.addEventListener("click", function () { form.reset(); });
+    });
     form.addEventListener("input", function () { apply(true); });
     form.addEventListener("change", function () { apply(true); });
     form.addEventListener("reset", function () { setTimeout(function () { apply(true); }, 0); });

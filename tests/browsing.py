@@ -1,0 +1,40 @@
+"""Headless Chromium for tests (Debian's `chromium`, driven by Playwright) and a local server for built sites.
+
+Modules that drive the browser call `require_chromium()` at import: CI must have it (.ci/run
+installs it); elsewhere the module is skipped when it is missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+
+
+def require_chromium() -> None:
+    if CHROMIUM is None:
+        if os.environ.get("CI"):
+            raise RuntimeError("CI must run the browser tests: install Debian's chromium (.ci/run does)")
+        pytest.skip("Debian's chromium is not installed", allow_module_level=True)
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def serve(root: Path) -> tuple[str, http.server.ThreadingHTTPServer]:
+    """Serve `root` on a free localhost port: (base URL ending in /, server to `shutdown()`)."""
+    handler = functools.partial(_Quiet, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/", server
