@@ -82,8 +82,10 @@ def render(catalog: Catalog, options: Options | None = None, site: Site | None =
         raise ExportError(f"internal error, please report it: {exc}") from None
     except OptionsError as exc:  # SOURCE_DATE_EPOCH
         raise ExportError(str(exc)) from None
+    entry_texts = [catalog_json.dumps(entry) for entry in document["tools"]]  # each written once, used twice
+    texts = {(t["id"], t["source"]): text for t, text in zip(document["tools"], entry_texts)}
     if paths.catalog is not None:
-        add(paths.catalog, catalog_json.dumps(document), "the catalog")
+        add(paths.catalog, catalog_json.dumps_catalog(document, entry_texts), "the catalog")
     if paths.schema is not None:
         add(paths.schema, catalog_json.schema_text(), "the catalog schema")
     if paths.tool_json_dir is not None:
@@ -91,7 +93,8 @@ def render(catalog: Catalog, options: Options | None = None, site: Site | None =
             if tool.json_path is None:
                 raise ExportError("internal error, please report it: a tool was not placed before its JSON was written")
             schema = reference(site, catalog_json.SCHEMA_SITE_PATH, tool.json_path) + "#/$defs/tool"
-            add(tool.json_path, catalog_json.dumps({"$schema": schema, **entries[(tool.id, tool.source)]}), f"the JSON of tool {tool.id!r}")
+            key = (tool.id, tool.source)
+            add(tool.json_path, catalog_json.dumps_tool_file(schema, entries[key], texts[key]), f"the JSON of tool {tool.id!r}")
     if mcp_document is not None and paths.mcp is not None:
         add(paths.mcp, catalog_json.dumps(mcp_document), "the MCP tool list")
     if paths.llms is not None:
