@@ -27,6 +27,7 @@ from typing import Sequence
 from . import catalogdiff, outputs, pipeline, verify
 from .report import diagnostic_line, nothing_found, plain, printable, reason
 from ._version import __version__
+from .conformance import resultsfile, shards
 from .discover import DiscoveryError
 from .files import write_atomic
 from .links import source_links
@@ -59,6 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     check.add_argument("--no-cache", action="store_true", help="ignore and do not write cached results")
     check.add_argument("--sandbox", choices=("auto", "required", "off"), help="isolate example processes (default: the config's, else auto)")
     check.add_argument("--json", action="store_true", help="print the catalog JSON instead of a table")
+    check.add_argument("--shard", metavar="K/N", help="check only the K-th of N balanced parts of the tools (one CI job each)")
+    check.add_argument("--results-out", metavar="FILE", help="write the results of the tools checked to FILE, for the "
+                       "`results` option or --results elsewhere")
+    _results_flag(check)
     check.set_defaults(handler=_check)
 
     export = commands.add_parser(
@@ -74,6 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     export.add_argument("--no-cache", action="store_true", help="ignore and do not write cached results")
     export.add_argument("--sandbox", choices=("auto", "required", "off"), help="isolate example processes (default: the config's, else auto)")
     export.add_argument("--site-url", help="base URL for absolute links (default: mkdocs.yml's site_url; \"\" for none)")
+    _results_flag(export)
     export.set_defaults(handler=_export)
 
     markdown = commands.add_parser(
@@ -90,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     markdown.add_argument("--no-cache", action="store_true", help="ignore and do not write cached results")
     markdown.add_argument("--sandbox", choices=("auto", "required", "off"), help="isolate example processes (default: the config's, else auto)")
     markdown.add_argument("--site-url", help="base URL for absolute links (default: mkdocs.yml's site_url; \"\" for none)")
+    _results_flag(markdown)
     markdown.set_defaults(handler=_markdown)
 
     compare = commands.add_parser(
@@ -118,7 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
-    except (ConfigFileError, OptionsError, DiscoveryError, outputs.ExportError, catalogdiff.DiffError, verify.VerifyError) as exc:
+    except (ConfigFileError, OptionsError, DiscoveryError, outputs.ExportError, catalogdiff.DiffError, verify.VerifyError,
+            shards.ShardError) as exc:
         # ExportError covers a bad SOURCE_DATE_EPOCH and (a bug) outputs that break their own
         # schema: either way one line, never a traceback.
         print(printable(f"toolcatalog: {exc}"), file=sys.stderr)
@@ -126,6 +134,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # queued runs were cancelled and running ones stopped (engine.check)
         print("toolcatalog: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _results_flag(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--results", action="append", default=[], metavar="PATH",
+                     help="a results file, a folder of them or a glob (repeatable; adds to the config's `results`): "
+                     "results whose key still matches are used instead of running the tool")
 
 
 def _common(sub: argparse.ArgumentParser) -> None:
@@ -181,8 +195,10 @@ def _prepare(args: argparse.Namespace, workspace: Path, project: Project, docs_d
 
 
 def _stats_line(stats) -> str:
-    return (f"{stats.tools} tools checked in {stats.seconds:.1f}s: {stats.processes} processes started, {stats.cached} from the cache"
-            f"\nexample processes: {stats.sandbox}")
+    notes = "".join(printable(f"toolcatalog: {note}") + "\n" for note in stats.notes)
+    given = f", {stats.given} from results files" if stats.given else ""
+    return (f"{notes}{stats.tools} tools checked in {stats.seconds:.1f}s: {stats.processes} processes started, "
+            f"{stats.cached} from the cache{given}\nexample processes: {stats.sandbox}")
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -209,7 +225,13 @@ def _check(args: argparse.Namespace) -> int:
         catalog.tools = [t for t in catalog.tools if t.id in only]
     if not catalog.tools:
         print(f"toolcatalog: {nothing_found(catalog)}", file=sys.stderr)
-    stats = pipeline.check(build)
+    shard = shards.parse(args.shard) if args.shard else None
+    stats = pipeline.check(build, results=args.results, shard=shard)
+    if stats.elsewhere:  # another shard's tools: not this run's to report
+        others = {id(tool) for tool in stats.elsewhere}
+        catalog.tools = [t for t in catalog.tools if id(t) not in others]
+    if args.results_out:
+        resultsfile.write(Path(args.results_out), stats.results, shard)
     if args.json:
         sys.stdout.write(catalog_json.dumps(outputs.catalog_document(catalog, build.options, build.site)))
     else:
@@ -222,7 +244,7 @@ def _check(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     build = _load(args)
     if build.options.run_examples and not args.no_run:
-        print(_stats_line(pipeline.check(build)), file=sys.stderr)
+        print(_stats_line(pipeline.check(build, results=args.results)), file=sys.stderr)
     files = build.outputs()
     written = outputs.write(files, Path(args.output))
     print(printable(f"wrote {len(written)} files to {args.output}"), file=sys.stderr)
@@ -241,7 +263,7 @@ def _markdown(args: argparse.Namespace) -> int:
     previous = _generated(docs)  # what the last run wrote: ours to replace, never the site's own pages
     build = _prepare(args, workspace, project, docs, not_users=previous)
     if build.options.run_examples and not args.no_run:
-        print(_stats_line(pipeline.check(build)), file=sys.stderr)
+        print(_stats_line(pipeline.check(build, results=args.results)), file=sys.stderr)
     link = source_links(build.options.source_uri, project.repo_url, project.edit_uri, str(project.docs_dir or "docs"))
     pages = build.markdown_pages([project.custom_dir] if project.custom_dir else [], link)
     files = build.outputs()

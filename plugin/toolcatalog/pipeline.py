@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Iterable
 
 from . import markdown_pages, outputs
-from .conformance import engine
+from .conformance import engine, resultsfile
 from .harvest import harvest
 from .links import SourceLink
 from .model import Catalog, Diagnostic, Tool
@@ -98,9 +98,18 @@ def prepare(
     return Build(workspace, options, site or Site(), catalog, placement, directory_urls=directory_urls, user_pages=user_pages)
 
 
-def check(build: Build, only: set[str] | None = None) -> engine.Stats:
-    """Run every runnable example and check (all tools, or the ids in `only`); results land on the tools."""
-    build.stats = engine.check(build.catalog, build.options, only=only)
+def check(build: Build, only: set[str] | None = None, *, results: Iterable[str] = (),
+          shard: tuple[int, int] | None = None) -> engine.Stats:
+    """Run every runnable example and check (all tools, or the ids in `only`); results land on the tools.
+
+    Results files named by the `results` option and by `results` (files, folders, globs, relative
+    to the workspace) are used wherever their key matches; `shard` (K, N) checks only the K-th
+    of N balanced parts of the tools (`toolcatalog check --shard`)."""
+    patterns = [*build.options.results, *results]
+    given = resultsfile.load(build.workspace, patterns) if patterns else None
+    build.stats = engine.check(build.catalog, build.options, only=only, given=given, shard=shard)
+    if given is not None:
+        build.stats.notes.extend(given.notes)
     return build.stats
 
 

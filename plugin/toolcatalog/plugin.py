@@ -94,9 +94,12 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
             log.warning(report.nothing_found(build.catalog))
         if self.options.run_examples:
             stats = pipeline.check(build)
+            for note in stats.notes:  # a results file missing (a local build has no CI artifacts) or unusable
+                (log.info if note.endswith("nothing there") else log.warning)(report.printable(f"toolcatalog: {note}"))
             log.info(
-                "checked %d tools in %.1fs: %d processes started, %d tools' results from the cache",
+                "checked %d tools in %.1fs: %d processes started, %d tools' results from the cache%s",
                 stats.tools, stats.seconds, stats.processes, stats.cached,
+                f", {stats.given} from results files" if stats.given else "",
             )
             log.info("example processes: %s", stats.sandbox)
             for line in report.failures(build.catalog):

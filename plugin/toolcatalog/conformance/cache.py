@@ -57,6 +57,11 @@ class ResultCache:
         return self.folder / cache_key[:2] / f"{cache_key}.json"
 
     def get(self, cache_key: str) -> Any | None:
+        found = self.lookup(cache_key)
+        return None if found is None else found[0]
+
+    def lookup(self, cache_key: str) -> tuple[Any, float] | None:
+        """The stored outcome and the seconds its run took (0 when not recorded), or None."""
         if self.folder is None:
             return None
         try:
@@ -70,13 +75,17 @@ class ResultCache:
             self.misses += 1
             return None
         self.hits += 1
-        return value.get("outcome")
+        seconds = value.get("seconds", 0.0)
+        if type(seconds) not in (int, float) or not 0 <= seconds < 1e9:
+            seconds = 0.0
+        return value.get("outcome"), float(seconds)
 
-    def put(self, cache_key: str, outcome: Any) -> None:
+    def put(self, cache_key: str, outcome: Any, seconds: float = 0.0) -> None:
         if self.folder is None:
             return
         try:
-            text = '{"key": ' + json.dumps(cache_key) + ', "outcome": ' + encode(outcome) + "}"
+            text = ('{"key": ' + json.dumps(cache_key) + ', "seconds": ' + json.dumps(round(float(seconds), 3))
+                    + ', "outcome": ' + encode(outcome) + "}")
         except (ValueError, TypeError, RecursionError):
             return  # not storable: never cached
         if len(text.encode("utf-8")) > MAX_ENTRY_BYTES:

@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -34,8 +34,9 @@ from ..model import Catalog, Status, Tool
 from ..options import Options
 from ..process import cancel_on
 from ..scrub import clean, scrubber
-from . import agentproto, smarttool, speccify
+from . import agentproto, shards, smarttool, speccify
 from . import cache as cache_mod
+from .resultsfile import Result, ResultSet
 from .job import Context, Job, Planner, Task, make_context
 from .outcome import Outcome, skipped_outcome, valid_outcome
 from .outcome import apply as _apply
@@ -51,12 +52,22 @@ class Stats:
     processes: int = 0
     seconds: float = 0.0
     sandbox: str = ""  # how example processes ran, in one line
+    given: int = 0  # tools whose results came from results files (the `results` option, --results)
+    # Every result this check has, fresh, cached or given, under the key it was produced for:
+    # what `toolcatalog check --results-out` writes.
+    results: list[Result] = field(default_factory=list)
+    elsewhere: list[Tool] = field(default_factory=list)  # tools another shard checks (left as they were)
+    notes: list[str] = field(default_factory=list)  # results files missing or not used, and why
 
 
-def check(catalog: Catalog, options: Options, only: set[str] | None = None, planners: dict[str, Planner] | None = None) -> Stats:
+def check(catalog: Catalog, options: Options, only: set[str] | None = None, planners: dict[str, Planner] | None = None,
+          given: ResultSet | None = None, shard: tuple[int, int] | None = None) -> Stats:
     """Run every runnable example and check; results land on the model. Returns what it did.
 
     `planners` replaces the format planners (by format name); the default is `PLANNERS`.
+    `given`: results produced elsewhere, used wherever their key matches (before the cache).
+    `shard` (K, N): check only the K-th of N balanced parts of the tools (see `shards`); the
+    other tools are left as they are.
     """
     planners = PLANNERS if planners is None else planners
     started = time.monotonic()
@@ -97,7 +108,7 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
         _apply(tool, clean(outcome, scrub))
 
     stats = Stats(sandbox=_sandbox_line(ctx))
-    pending: list[tuple[Tool, Job, str]] = []
+    planned: list[tuple[Tool, Job, str]] = []
     for tool in catalog.tools:
         if only is not None and tool.id not in only:
             continue
@@ -115,15 +126,34 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
         if ctx.sandbox.mechanism is None and options.sandbox == "required":
             apply(tool, _refused(tool, f"not run: `sandbox: required`, and {ctx.sandbox.reason}"))
             continue
-        cached = store.get(cache_key)
-        if cached is not None and _applicable(tool, cached):
+        planned.append((tool, job, cache_key))
+    if shard is not None:
+        mine = _shard(planned, given or ResultSet(), shard)
+        kept = {id(tool) for tool, _, _ in mine}
+        stats.elsewhere = [tool for tool, _, _ in planned if id(tool) not in kept]
+        stats.tools -= len(stats.elsewhere)
+        planned = mine
+
+    pending: list[tuple[Tool, Job, str]] = []
+    for tool, job, cache_key in planned:
+        result = given.get(cache_key) if given is not None else None
+        if result is not None and _applicable(tool, result.outcome):
+            stats.given += 1
+            apply(tool, result.outcome)
+            stats.results.append(_result(tool, cache_key, result.seconds, result.outcome))
+            store.put(cache_key, result.outcome, result.seconds)  # the next build here has it too
+            continue
+        found = store.lookup(cache_key)
+        if found is not None and _applicable(tool, found[0]):
             stats.cached += 1
-            apply(tool, cached)
+            apply(tool, found[0])
+            stats.results.append(_result(tool, cache_key, found[1], found[0]))
             continue
         pending.append((tool, job, cache_key))
 
     tasks = [(index, task) for index, (_, job, _) in enumerate(pending) for task in job.tasks]
     results: dict[int, list[Any]] = {index: [] for index in range(len(pending))}
+    seconds: dict[int, float] = {index: 0.0 for index in range(len(pending))}
     if tasks:
         workers = max(1, min(options.jobs or os.cpu_count() or 1, len(tasks)))
         stop = threading.Event()
@@ -131,7 +161,9 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
         try:
             futures = [(index, pool.submit(_guarded, task, stop)) for index, task in tasks]
             for index, future in futures:
-                results[index].append(future.result())
+                value, took = future.result()
+                results[index].append(value)
+                seconds[index] += took
         except BaseException:
             # Ctrl-C (or anything else): drop what is queued, stop what runs, and do not wait for it.
             stop.set()
@@ -144,7 +176,8 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
             outcome = cache_mod.roundtrip(outcome)  # applied as the cache will give it back next time
         stats.processes += int(outcome.get("processes", 0))
         if not outcome.get("internal_error"):
-            store.put(cache_key, outcome)
+            store.put(cache_key, outcome, seconds[index])
+            stats.results.append(_result(tool, cache_key, seconds[index], outcome))
             _store_after_run(tool, job, cache_key, outcome, planners, ctx, key_of, store)
         apply(tool, outcome)
     sandbox.flush()  # every run's throwaway folder is gone before the build goes on
@@ -182,12 +215,34 @@ class _Crash:
         self.exc = exc
 
 
-def _guarded(task: Task, stop: threading.Event) -> Any:
+def _guarded(task: Task, stop: threading.Event) -> tuple[Any, float]:
+    """The task's result (or the exception it raised) and the seconds it took."""
+    started = time.monotonic()
     with cancel_on(stop):
         try:
-            return task()
+            value = task()
         except Exception as exc:
-            return _Crash(exc)
+            value = _Crash(exc)
+    return value, time.monotonic() - started
+
+
+def _result(tool: Tool, cache_key: str, seconds: float, outcome: Outcome) -> Result:
+    return Result(cache_key, tool.id, tool.format, tool.source, seconds, outcome)
+
+
+def _shard(planned: list[tuple[Tool, Job, str]], given: ResultSet, shard: tuple[int, int]) -> list[tuple[Tool, Job, str]]:
+    """The planned tools of shard K of N. Every job computes the same split from the same tools
+    and results files (see `shards`)."""
+    recorded = {id(tool): given.seconds_of(tool.format, tool.source) for tool, _, _ in planned}
+    timed = [(recorded[id(tool)], len(job.tasks)) for tool, job, _ in planned if recorded[id(tool)] is not None]
+    per_task = sum(s for s, _ in timed) / max(1, sum(n for _, n in timed)) if timed else 1.0
+    work = [
+        shards.Work((tool.format, tool.source, tool.id),
+                    shards.estimate(len(job.tasks), given.get(key) is not None, recorded[id(tool)], per_task))
+        for tool, job, key in planned
+    ]
+    index, count = shard
+    return [item for item, part in zip(planned, shards.assign(work, count)) if part == index]
 
 
 def _finish(tool: Tool, job: Job, results: list[Any]) -> Outcome:
