@@ -370,7 +370,7 @@ def mkdocs_yml(theme: str, plugins: list[Any], **extra: Any) -> str:
     return json.dumps(config, indent=2) + "\n"
 
 
-def make_workspaces(root: Path, n: int, theme: str) -> tuple[Path, Path]:
+def make_workspaces(root: Path, n: int, theme: str, sandbox: str = "auto") -> tuple[Path, Path]:
     specs = [tool_spec(i) for i in range(1, n + 1)]
     home = "# Home\n\nA synthetic catalog for the build-time benchmark.\n"
 
@@ -382,9 +382,10 @@ def make_workspaces(root: Path, n: int, theme: str) -> tuple[Path, Path]:
     write(tc / "docs" / "index.md", home)
     # `nav_tools: true` spelled out: newer plugin versions default to a tool-count threshold,
     # which would drop N=200 tool pages from the nav and compare unlike with unlike.
-    write(tc / "mkdocs.yml", mkdocs_yml(theme, [{"toolcatalog": {"nav_tools": True}}]))
-    write(tc / "mkdocs-norun.yml", mkdocs_yml(theme, [{"toolcatalog": {"nav_tools": True, "run_examples": False}}]))
-    write(tc / "mkdocs-nonav.yml", mkdocs_yml(theme, [{"toolcatalog": {"nav_tools": False}}]))
+    box = {"sandbox": sandbox} if sandbox != "auto" else {}
+    write(tc / "mkdocs.yml", mkdocs_yml(theme, [{"toolcatalog": {"nav_tools": True, **box}}]))
+    write(tc / "mkdocs-norun.yml", mkdocs_yml(theme, [{"toolcatalog": {"nav_tools": True, "run_examples": False, **box}}]))
+    write(tc / "mkdocs-nonav.yml", mkdocs_yml(theme, [{"toolcatalog": {"nav_tools": False, **box}}]))
     write(tc / "mkdocs-nosandbox.yml", mkdocs_yml(theme, [{"toolcatalog": {"nav_tools": True, "sandbox": "off"}}]))
 
     base = root / "baseline"
@@ -419,19 +420,31 @@ class BenchError(RuntimeError):
 BUILD_ENV: dict[str, str] = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 
 
-def build(workspace: Path, config: str, quiet: bool) -> tuple[float, str]:
-    """One `python -m mkdocs build`; returns (wall seconds, combined output)."""
+def build(workspace: Path, config: str, quiet: bool) -> tuple[float, str, float | None]:
+    """One `python -m mkdocs build`; returns (wall seconds, combined output, peak RSS in MB).
+
+    The peak resident memory is the build process's own (`wait4`'s `ru_maxrss`), never its
+    example processes': those are separate processes with their own memory."""
     env = BUILD_ENV
     argv = [sys.executable, "-m", "mkdocs", "build", "-f", config]
     if quiet:
         argv.append("-q")
-    started = time.perf_counter()
-    result = subprocess.run(argv, cwd=workspace, env=env, capture_output=True, text=True)
-    seconds = time.perf_counter() - started
-    output = result.stdout + result.stderr
-    if result.returncode != 0:
-        raise BenchError(f"`{' '.join(argv[1:])}` in {workspace} failed ({result.returncode}):\n{output}")
-    return seconds, output
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as log:
+        started = time.perf_counter()
+        process = subprocess.Popen(argv, cwd=workspace, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+        rss_mb: float | None = None
+        if hasattr(os, "wait4"):
+            _, status, usage = os.wait4(process.pid, 0)
+            process.returncode = os.waitstatus_to_exitcode(status)
+            rss_mb = usage.ru_maxrss / (1024 * 1024 if sys.platform == "darwin" else 1024)
+        else:  # pragma: no cover - Windows: no rusage of a child
+            process.wait()
+        seconds = time.perf_counter() - started
+        log.seek(0)
+        output = log.read()
+    if process.returncode != 0:
+        raise BenchError(f"`{' '.join(argv[1:])}` in {workspace} failed ({process.returncode}):\n{output}")
+    return seconds, output, rss_mb
 
 
 SANDBOX_LINE = re.compile(r"example processes: (?P<how>.+)")
@@ -460,13 +473,16 @@ class Scenario:
         self.processes: list[int | None] = []
         self.check_seconds: list[float | None] = []
         self.sandbox: str | None = None  # the plugin's "example processes: ..." line
+        self.rss_mb: list[float] = []  # the build process's peak resident memory, per run
 
     def run(self) -> float:
         if self.before:
             self.before()
         # Baselines run with -q as asked; plugin builds run without it so the plugin's INFO line
         # ("... N processes started ...") is printed. INFO output is three or four lines: noise.
-        seconds, output = build(self.workspace, self.config, quiet=not self.plugin)
+        seconds, output, rss = build(self.workspace, self.config, quiet=not self.plugin)
+        if rss is not None:
+            self.rss_mb.append(rss)
         if self.plugin:
             warnings = [line for line in output.splitlines() if line.startswith(("WARNING", "ERROR"))]
             if warnings:
@@ -592,12 +608,33 @@ def machine_facts() -> dict[str, Any]:
     }
 
 
+SCENARIOS = {  # short name (for --scenarios) -> scenario name
+    "baseline": "baseline (pages in nav)",
+    "baseline-index": "baseline (index-only nav)",
+    "cold-nosandbox": "toolcatalog cold, sandbox: off",
+    "cold": "toolcatalog cold",
+    "warm": "toolcatalog warm",
+    "norun": "toolcatalog run_examples: false",
+    "nonav": "toolcatalog nav_tools: false (warm)",
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tools", type=int, default=None, help="number of synthetic speccify tools (default 200; --quick: 50)")
+    parser.add_argument("--tools", default=None,
+                        help="number of synthetic speccify tools, or several sizes for a curve: 200,1000,2000,5000 "
+                        "(default 200; --quick: 50)")
     parser.add_argument("--repeat", type=int, default=None, help="runs per scenario; the median is reported (default 3; --quick: 1)")
     parser.add_argument("--theme", choices=("material", "mkdocs"), default="material", help="theme of both workspaces (default material)")
     parser.add_argument("--quick", action="store_true", help="smoke run: --tools 50 --repeat 1 unless given")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS),
+                        help=f"which scenarios to run, comma-separated (default all: {','.join(SCENARIOS)}); the baselines "
+                        "the chosen ones compare with are added, and warm ones get their cache from an unmeasured cold build")
+    parser.add_argument("--sandbox", choices=("auto", "off"), default="auto",
+                        help="the plugin's `sandbox` option in the measured configs (default auto; `off` makes cold "
+                        "builds of big catalogs affordable, warm builds differ by the sandbox probe alone)")
+    parser.add_argument("--serve", action="store_true",
+                        help="also measure `mkdocs serve`: edit one manifest, time until its page is served, count rebuilds")
     parser.add_argument(
         "--plugin-src", type=Path, default=None,
         help="benchmark the toolcatalog of another checkout (a folder with plugin/toolcatalog/, e.g. a "
@@ -606,10 +643,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the generated workspaces (their path is printed)")
     parser.add_argument("--out", type=Path, default=OUT_DIR / "results.json", help="where the JSON results go (default bench/out/results.json)")
     args = parser.parse_args(argv)
-    n = args.tools if args.tools is not None else (50 if args.quick else 200)
+    try:
+        sizes = [int(x) for x in str(args.tools).split(",")] if args.tools is not None else [50 if args.quick else 200]
+    except ValueError:
+        parser.error("--tools takes a number or numbers separated by commas")
     repeat = args.repeat if args.repeat is not None else (1 if args.quick else 3)
-    if n < 1 or repeat < 1:
+    if min(sizes) < 1 or repeat < 1:
         parser.error("--tools and --repeat must be at least 1")
+    chosen = [x.strip() for x in args.scenarios.split(",") if x.strip()]
+    unknown = [x for x in chosen if x not in SCENARIOS]
+    if unknown:
+        parser.error(f"--scenarios: unknown {', '.join(unknown)} (known: {', '.join(SCENARIOS)})")
     try:
         import mkdocs  # noqa: F401
     except ImportError as exc:
@@ -627,17 +671,44 @@ def main(argv: list[str] | None = None) -> int:
 
     facts = machine_facts()
     plugin_info = plugin_facts()
+    started = time.perf_counter()
+    runs = [run_size(n, repeat, args, chosen) for n in sizes]
+    facts["loadavg_at_end"] = loadavg()
+    elapsed = time.perf_counter() - started
+    print(f"\nplugin: {plugin_info}; load average at start {facts['loadavg_at_start']}, at end {facts['loadavg_at_end']}; "
+          f"whole run {elapsed:.0f}s")
+    if len(runs) > 1:
+        print_curve(runs)
+    result = {
+        "benchmark": "mkdocs-toolcatalog build time vs plain mkdocs build",
+        "repeat": repeat,
+        "theme": args.theme,
+        "sandbox_option": args.sandbox,
+        "machine": facts,
+        "plugin": plugin_info,
+        "wall_s": round(elapsed, 1),
+        "runs": runs,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"results: {args.out}")
+    return 0
+
+
+def run_size(n: int, repeat: int, args: argparse.Namespace, chosen: list[str]) -> dict[str, Any]:
+    """Every chosen scenario at `n` tools, in interleaved rounds; the table and the JSON row."""
     root = Path(tempfile.mkdtemp(prefix="toolcatalog-bench-"))
     started = time.perf_counter()
+    serve: dict[str, Any] | None = None
     try:
-        tc, base = make_workspaces(root, n, args.theme)
+        tc, base = make_workspaces(root, n, args.theme, args.sandbox)
         cache_dir = tc / ".cache" / "plugin" / "toolcatalog"
         examples = 3 * n
 
         def drop_cache() -> None:
             shutil.rmtree(cache_dir, ignore_errors=True)
 
-        scenarios = [
+        every = [
             Scenario("baseline (pages in nav)", base, "mkdocs.yml", None,
                      "plain Markdown pages, automatic nav lists every page", plugin=False),
             Scenario("baseline (index-only nav)", base, "mkdocs-nonav.yml", None,
@@ -653,23 +724,36 @@ def main(argv: list[str] | None = None) -> int:
             Scenario("toolcatalog nav_tools: false (warm)", tc, "mkdocs-nonav.yml", "baseline (index-only nav)",
                      "only the catalog index in the nav; results cache kept", expect_processes=0),
         ]
+        names = {SCENARIOS[x] for x in chosen}
+        if SCENARIOS["cold-nosandbox"] in names:
+            names.add(SCENARIOS["cold"])  # it drops the cache: the sandboxed cold build fills it again
+        names |= {s.baseline for s in every if s.name in names and s.baseline}
+        scenarios = [s for s in every if s.name in names]
         by_name = {s.name: s for s in scenarios}
 
-        print(f"workspaces: {root}  ({n} tools, {examples} examples, theme {args.theme}, {repeat} round(s), nproc {facts['nproc']})", flush=True)
+        print(f"workspaces: {root}  ({n} tools, {examples} examples, theme {args.theme}, {repeat} round(s), "
+              f"sandbox option {args.sandbox})", flush=True)
         # One unmeasured build of each workspace: imports compiled, files in the page cache.
         build(base, "mkdocs.yml", quiet=True)
         drop_cache()
         build(tc, "mkdocs-norun.yml", quiet=True)
         statuses: dict[str, int] = {}
+        if SCENARIOS["cold"] not in names and names & {SCENARIOS["warm"], SCENARIOS["nonav"]}:
+            print("  filling the results cache (one unmeasured cold build)", flush=True)
+            build(tc, "mkdocs.yml", quiet=True)
+            statuses = verify_catalog(tc, n)
         for round_no in range(1, repeat + 1):
             for scenario in scenarios:  # interleaved rounds: drift hits every scenario alike
                 seconds = scenario.run()
                 extra = f", {scenario.processes[-1]} processes" if scenario.plugin else ""
-                print(f"  round {round_no}/{repeat}  {scenario.name:<38} {seconds:7.2f}s{extra}", flush=True)
+                rss = f", peak RSS {scenario.rss_mb[-1]:.0f} MB" if scenario.rss_mb else ""
+                print(f"  round {round_no}/{repeat}  {scenario.name:<38} {seconds:7.2f}s{extra}{rss}", flush=True)
                 if scenario.name == "toolcatalog cold" and not statuses:
                     statuses = verify_catalog(tc, n)
+        if args.serve:
+            warm = by_name.get(SCENARIOS["warm"])
+            serve = measure_serve(tc, n, warm.median if warm and warm.times else None)
         elapsed = time.perf_counter() - started
-        facts["loadavg_at_end"] = loadavg()
     finally:
         if args.keep:
             print(f"kept: {root}")
@@ -694,11 +778,14 @@ def main(argv: list[str] | None = None) -> int:
             "ratio_of_mins": round(s.best / base_best, 2) if base_best else None,
             "processes": procs[0] if procs and len(set(procs)) == 1 else (procs or None),
             "plugin_check_s": statistics.median(checks) if checks else None,
+            "peak_rss_mb": round(max(s.rss_mb), 1) if s.rss_mb else None,
             "sandbox": s.sandbox,
         })
-    sandbox = sandbox_overhead(by_name["toolcatalog cold"], by_name["toolcatalog cold, sandbox: off"], examples)
+    sandbox = None
+    if SCENARIOS["cold-nosandbox"] in by_name and args.sandbox == "auto":
+        sandbox = sandbox_overhead(by_name["toolcatalog cold"], by_name["toolcatalog cold, sandbox: off"], examples)
 
-    header = f"{'scenario':<38} {'median s':>9} {'ratio':>7}  {'vs':<26} {'processes':>9} {'min s':>7} {'ratio':>7}"
+    header = f"{'scenario':<38} {'median s':>9} {'ratio':>7}  {'vs':<26} {'processes':>9} {'min s':>7} {'ratio':>7} {'RSS MB':>7}"
     print()
     print(header)
     print("-" * len(header))
@@ -707,33 +794,130 @@ def main(argv: list[str] | None = None) -> int:
         ratio_min = f"{row['ratio_of_mins']:.2f}x" if row["ratio_of_mins"] is not None else "1.00x"
         vs = row["baseline"] or "(itself)"
         procs = "-" if row["processes"] is None else str(row["processes"])
-        print(f"{row['scenario']:<38} {row['median_s']:>9.2f} {ratio:>7}  {vs:<26} {procs:>9} {row['min_s']:>7.2f} {ratio_min:>7}")
-    print(f"\n{n} tools / {examples} examples, theme {args.theme}, median of {repeat}, nproc {facts['nproc']}, "
-          f"whole run {elapsed:.0f}s. Seconds are this run only; compare the ratios.\n"
-          f"The last two columns use each scenario's fastest run (less sensitive to other load on the machine).")
-    print(f"plugin: {plugin_info}; load average at start {facts['loadavg_at_start']}, at end {facts['loadavg_at_end']}")
-    print(f"\nsandbox ({sandbox['sandbox']}): checking {examples} examples took {sandbox['check_s_sandboxed']}s sandboxed, "
-          f"{sandbox['check_s_unsandboxed']}s unsandboxed (plugin's own timing): {sandbox['check_ratio']}x; "
-          f"whole cold build {sandbox['build_ratio']}x; about {sandbox['extra_ms_per_process']} ms more per process "
-          f"(worker time, {sandbox['workers']} workers)")
-
-    result = {
-        "benchmark": "mkdocs-toolcatalog build time vs plain mkdocs build",
+        rss = "-" if row["peak_rss_mb"] is None else f"{row['peak_rss_mb']:.0f}"
+        print(f"{row['scenario']:<38} {row['median_s']:>9.2f} {ratio:>7}  {vs:<26} {procs:>9} {row['min_s']:>7.2f} {ratio_min:>7} {rss:>7}")
+    print(f"\n{n} tools / {examples} examples, theme {args.theme}, median of {repeat}, "
+          f"{elapsed:.0f}s. Seconds are this run only; compare the ratios.\n"
+          f"The 'min s' columns use each scenario's fastest run (less sensitive to other load on the machine); "
+          f"RSS is the build process's peak resident memory (the largest of its runs).")
+    if sandbox:
+        print(f"\nsandbox ({sandbox['sandbox']}): checking {examples} examples took {sandbox['check_s_sandboxed']}s sandboxed, "
+              f"{sandbox['check_s_unsandboxed']}s unsandboxed (plugin's own timing): {sandbox['check_ratio']}x; "
+              f"whole cold build {sandbox['build_ratio']}x; about {sandbox['extra_ms_per_process']} ms more per process "
+              f"(worker time, {sandbox['workers']} workers)")
+    if serve:
+        print(f"\nmkdocs serve: edited {serve['edited']}; its page was served {serve['edit_to_page_s']}s later "
+              f"({serve['ratio_to_warm_build']}x the warm build), {serve['rebuilds']} rebuild(s); while idle: "
+              f"{serve['idle_threads']} threads, {serve['idle_cpu_percent']}% of a CPU; {serve['watching']}")
+    return {
         "tools": n,
         "examples": examples,
-        "repeat": repeat,
-        "theme": args.theme,
-        "machine": facts,
-        "plugin": plugin_info,
         "wall_s": round(elapsed, 1),
         "catalog_statuses": statuses,
         "scenarios": rows,
         "sandbox_overhead": sandbox,
+        "serve": serve,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"results: {args.out}")
-    return 0
+
+
+def print_curve(runs: list[dict[str, Any]]) -> None:
+    """The ratios by catalog size, one line per size."""
+    print("\ncurve (median ratios against the baseline with the same nav arrangement; peak RSS of one build):")
+    print(f"{'tools':>6} {'baseline s':>11} {'warm s':>8} {'warm':>7} {'index-nav base s':>17} {'nav_tools:false s':>18} "
+          f"{'ratio':>7} {'RSS warm/plain MB':>18}")
+    for run in runs:
+        rows = {r["scenario"]: r for r in run["scenarios"]}
+
+        def cell(name: str, key: str, fmt: str = "{:.2f}") -> str:
+            value = rows.get(SCENARIOS[name], {}).get(key)
+            return "-" if value is None else fmt.format(value)
+
+        rss = f"{cell('warm', 'peak_rss_mb', '{:.0f}')}/{cell('baseline', 'peak_rss_mb', '{:.0f}')}"
+        print(f"{run['tools']:>6} {cell('baseline', 'median_s'):>11} {cell('warm', 'median_s'):>8} {cell('warm', 'ratio', '{:.2f}x'):>7} "
+              f"{cell('baseline-index', 'median_s'):>17} {cell('nonav', 'median_s'):>18} {cell('nonav', 'ratio', '{:.2f}x'):>7} {rss:>18}")
+
+
+def measure_serve(tc: Path, n: int, warm_s: float | None) -> dict[str, Any]:
+    """`mkdocs serve` on the warm workspace: idle threads and CPU, then one edit of one manifest
+    (its description), timed until the edited page is served with the new text, and the rebuilds
+    it caused (a second rebuild would show up within the settle time)."""
+    import socket
+    import threading
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "serve", "-f", "mkdocs.yml", "--dev-addr", f"127.0.0.1:{port}"],
+        cwd=tc, env=BUILD_ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")), daemon=True).start()
+
+    def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise BenchError(f"mkdocs serve: {what} did not happen:\n" + "".join(lines[-40:]))
+            time.sleep(0.05)
+
+    def cpu_ticks() -> int:
+        fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+
+    manifest = tc / ".agent" / "tools" / "tool-001" / "TOOL.md"
+    original = manifest.read_text(encoding="utf-8")
+    try:
+        wait_for(lambda: any("Serving on" in line for line in lines), 3600, "the first build")
+        time.sleep(3)
+        threads = None
+        idle_cpu = None
+        if Path(f"/proc/{process.pid}/status").exists():
+            status = Path(f"/proc/{process.pid}/status").read_text()
+            threads = int(re.search(r"^Threads:\s+(\d+)", status, re.M).group(1))
+            before, t0 = cpu_ticks(), time.monotonic()
+            time.sleep(5)
+            idle_cpu = round(100 * (cpu_ticks() - before) / os.sysconf("SC_CLK_TCK") / (time.monotonic() - t0), 1)
+        watching = next((line.strip() for line in lines if "Watching paths for changes" in line), "")
+        mark = len(lines)
+        token = f"edited-{int(time.time())}"
+        url = f"http://127.0.0.1:{port}/tools/tool-001/"
+        started = time.perf_counter()
+        manifest.write_text(original.replace("(variant 1)", f"(variant 1, {token})", 1), encoding="utf-8")
+
+        def served() -> bool:
+            try:
+                with urllib.request.urlopen(url, timeout=5) as response:
+                    return token in response.read().decode("utf-8", "replace")
+            except OSError:
+                return False
+
+        wait_for(served, 3600, "the edited page")
+        latency = time.perf_counter() - started
+        settle = max(10.0, latency)  # a second rebuild would start within this (polling + build delay)
+        time.sleep(settle)
+        wait_for(lambda: sum("Detected file changes" in l for l in lines[mark:]) <= sum("Reloading browsers" in l for l in lines[mark:]),
+                 3600, "the last rebuild")
+        rebuilds = sum("Detected file changes" in line for line in lines[mark:])
+    finally:
+        manifest.write_text(original, encoding="utf-8")
+        try:
+            os.killpg(process.pid, 15)
+        except ProcessLookupError:
+            pass
+        process.wait(timeout=30)
+    return {
+        "edited": str(manifest.relative_to(tc)),
+        "edit_to_page_s": round(latency, 2),
+        "warm_build_s": round(warm_s, 2) if warm_s else None,
+        "ratio_to_warm_build": round(latency / warm_s, 2) if warm_s else None,
+        "rebuilds": rebuilds,
+        "settle_s": round(settle, 1),
+        "idle_threads": threads,
+        "idle_cpu_percent": idle_cpu,
+        "watching": watching[:300],
+    }
 
 
 if __name__ == "__main__":

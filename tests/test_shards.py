@@ -75,6 +75,10 @@ def run_ci(root: Path) -> tuple[list[tuple[int, str]], str]:
         line = command.replace("${{ matrix.shard }}", str(shard)).replace("${{ strategy.job-total }}", str(len(matrix)))
         jobs.append(shell(line, root))
     checks = [(job.wait(timeout=600), job.stdout.read()) for job in jobs]
+    # upload-artifact / download-artifact (merge-multiple): every shard's file lands in results/
+    (root / "results").mkdir(exist_ok=True)
+    for path in sorted((root / "shard-results").glob("*.json")):
+        shutil.copy(path, root / "results" / path.name)
     site_log = []
     for run in steps(flow["jobs"]["site"]):
         if run.startswith(("sudo ", "pip ")):
@@ -96,7 +100,7 @@ def test_the_documented_workflow_builds_the_unsharded_catalog_and_starts_no_proc
     checks, site_log = run_ci(root)
     assert [code for code, _ in checks] == [0, 0, 0, 0], checks
     counted = [sum(int(n) for n in re.findall(r"^(\d+) tools checked", out, re.M)) for _, out in checks]
-    assert all(counted) and sum(counted) == tools, checks  # every tool in exactly one shard
+    assert all(counted) and sum(counted) == tools, "\n\n".join(out for _, out in checks)  # every tool in exactly one shard
     assert sorted(p.name for p in (root / "results").iterdir()) == [f"shard-{k}.json" for k in (1, 2, 3, 4)]
     ((_, processes, cached, given),) = CHECKED.findall(site_log)
     assert (processes, cached, given) == ("0", "0", str(tools)), site_log
@@ -106,6 +110,7 @@ def test_the_documented_workflow_builds_the_unsharded_catalog_and_starts_no_proc
     impl = root / ".agent/tools/add-2" / f"{PLATFORM}.py"
     impl.write_text(impl.read_text() + "# edited\n")
     shutil.rmtree(root / "results")
+    shutil.rmtree(root / "shard-results")
     checks, site_log = run_ci(root)
     started = [int(m) for _, out in checks for m in re.findall(r"(\d+) processes started", out)]
     assert sorted(started) == [0, 0, 0, 3], checks  # add-2 has three examples

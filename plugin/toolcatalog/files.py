@@ -13,6 +13,7 @@ import hashlib
 import os
 import stat
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +26,19 @@ class ReadError(Exception):
         self.code = code
 
 
+@lru_cache(maxsize=256)
+def _real_folder(root: str) -> str:
+    """The real path of a folder checked against again and again (the cache folder, a workspace):
+    resolved once per process, since every entry read checks it."""
+    return os.path.realpath(root)
+
+
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
 
 def is_inside(path: Path | str, root: Path | str) -> bool:
     """Whether `path`, with every symbolic link resolved, is `root` or below it."""
-    real, base = os.path.realpath(path), os.path.realpath(root)
+    real, base = os.path.realpath(path), _real_folder(os.fspath(root))
     return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
 
 

@@ -26,10 +26,22 @@ OUTCOME_DEPTH = MAX_DEPTH + 8
 
 
 def key(parts: Iterable[Any]) -> str:
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(json.dumps(part, sort_keys=True, default=str).encode("utf-8") + b"\0")
-    return digest.hexdigest()
+    return Keyer(()).key(parts)
+
+
+class Keyer:
+    """`key([*common, *parts])` for many `parts` with one `common`, hashing `common` once."""
+
+    def __init__(self, common: Iterable[Any]):
+        self._digest = hashlib.sha256()
+        for part in common:
+            self._digest.update(json.dumps(part, sort_keys=True, default=str).encode("utf-8") + b"\0")
+
+    def key(self, parts: Iterable[Any]) -> str:
+        digest = self._digest.copy()
+        for part in parts:
+            digest.update(json.dumps(part, sort_keys=True, default=str).encode("utf-8") + b"\0")
+        return digest.hexdigest()
 
 
 def encode(outcome: Any) -> str:

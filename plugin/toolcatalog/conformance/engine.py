@@ -98,8 +98,10 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
         sorted(options.allow_network),
     ]
 
+    keyer = cache_mod.Keyer(common)
+
     def key_of(tool: Tool, job: Job) -> str:
-        return cache_mod.key([*common, tool.format, tool.source, *job.key_parts])
+        return keyer.key([tool.format, tool.source, *job.key_parts])
 
     # This machine's paths leave a result here, once, so pages and catalog show the same text.
     scrub = scrubber(catalog.root, [catalog.root / p for p in options.paths])
