@@ -82,23 +82,41 @@ def render(catalog: Catalog, options: Options | None = None, site: Site | None =
         raise ExportError(f"internal error, please report it: {exc}") from None
     except OptionsError as exc:  # SOURCE_DATE_EPOCH
         raise ExportError(str(exc)) from None
-    entry_texts = [catalog_json.dumps(entry) for entry in document["tools"]]  # each written once, used twice
-    texts = {(t["id"], t["source"]): text for t, text in zip(document["tools"], entry_texts)}
+    # A big catalog's document is far larger as Python objects than as text: each entry is turned
+    # into text once (used by the catalog and by the tool's own file) and its objects let go, so a
+    # catalog of 5,000 tools never holds every entry both ways at once.
+    llms_text = llms.llms_txt(catalog, options, site, document) if paths.llms is not None else None
+    mcp_text = catalog_json.dumps(mcp_document) if mcp_document is not None and paths.mcp is not None else None
+    mcp_document = None
+    json_paths = {(t.id, t.source): t.json_path for t in catalog.tools}
+    tool_files: dict[str, tuple[str, str]] = {}  # site path -> (text, tool id)
+    entry_texts: list[str] = []
+    for index, entry in enumerate(document["tools"]):
+        text = catalog_json.dumps(entry)
+        entry_texts.append(text)
+        if paths.tool_json_dir is not None:
+            json_path = json_paths.get((entry["id"], entry["source"]))
+            if json_path is None:
+                raise ExportError("internal error, please report it: a tool was not placed before its JSON was written")
+            schema = reference(site, catalog_json.SCHEMA_SITE_PATH, json_path) + "#/$defs/tool"
+            if json_path in tool_files:
+                raise ExportError(f"the JSON of tool {entry['id']!r} would overwrite {json_path!r}, another output; "
+                                  "change `tool_json_dir` or the file options")
+            tool_files[json_path] = (catalog_json.dumps_tool_file(schema, entry, text), entry["id"])
+        document["tools"][index] = None  # its text is all that is needed from here on
+    entries.clear()
     if paths.catalog is not None:
         add(paths.catalog, catalog_json.dumps_catalog(document, entry_texts), "the catalog")
+    del entry_texts
     if paths.schema is not None:
         add(paths.schema, catalog_json.schema_text(), "the catalog schema")
-    if paths.tool_json_dir is not None:
-        for tool in sorted(catalog.tools, key=lambda t: t.json_path or ""):
-            if tool.json_path is None:
-                raise ExportError("internal error, please report it: a tool was not placed before its JSON was written")
-            schema = reference(site, catalog_json.SCHEMA_SITE_PATH, tool.json_path) + "#/$defs/tool"
-            key = (tool.id, tool.source)
-            add(tool.json_path, catalog_json.dumps_tool_file(schema, entries[key], texts[key]), f"the JSON of tool {tool.id!r}")
-    if mcp_document is not None and paths.mcp is not None:
-        add(paths.mcp, catalog_json.dumps(mcp_document), "the MCP tool list")
-    if paths.llms is not None:
-        add(paths.llms, llms.llms_txt(catalog, options, site, document), "llms.txt")
+    for json_path in sorted(tool_files):
+        text, tool_id = tool_files[json_path]
+        add(json_path, text, f"the JSON of tool {tool_id!r}")
+    if mcp_text is not None and paths.mcp is not None:
+        add(paths.mcp, mcp_text, "the MCP tool list")
+    if llms_text is not None and paths.llms is not None:
+        add(paths.llms, llms_text, "llms.txt")
     return files
 
 

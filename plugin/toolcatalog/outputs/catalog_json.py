@@ -212,12 +212,13 @@ _TOOLS_LINE = '\n  "tools": []'
 
 
 def dumps_catalog(document: dict[str, Any], entry_texts: list[str]) -> str:
-    """`dumps(document)`, with `entry_texts[i]` = `dumps(document["tools"][i])`."""
-    if not entry_texts:
-        return dumps(document)
+    """`dumps` of `document` whose tools are the entries written as `entry_texts` (`dumps(entry)`
+    each): `document["tools"]` itself is not read, so the caller may have let the entries go."""
     skeleton = dumps({**document, "tools": []})
+    if not entry_texts:
+        return skeleton
     if skeleton.count(_TOOLS_LINE) != 1:  # cannot happen: strings never hold a raw newline
-        return dumps(document)
+        return dumps({**document, "tools": [json.loads(text) for text in entry_texts]})
     body = ",\n".join("\n".join("    " + line for line in text.rstrip("\n").split("\n")) for text in entry_texts)
     return skeleton.replace(_TOOLS_LINE, '\n  "tools": [\n' + body + "\n  ]", 1)
 
