@@ -89,11 +89,13 @@ def place(catalog: Catalog, options: Options, directory_urls: bool = True, user_
         if p.endswith(".json") and posixpath.dirname(p) == ("" if json_dir in (None, ".") else json_dir)
     }
     used: set[str] = set()
+    next_number: dict[str, int] = {}  # per base name: where numbering goes on (k clashes cost k steps, not k²)
     for tool in sorted(catalog.tools, key=lambda t: (t.id, t.source)):
         base = _stem(tool.id, reserved)
-        name, n = base, 2
+        name, n = base, next_number.get(base, 2)
         while name in used:
             name, n = f"{base}_{n}", n + 1
+        next_number[base] = n
         used.add(name)
         tool.page = f"{page_dir}/{name}.md"
         tool.url = page_url(tool.page, directory_urls)
