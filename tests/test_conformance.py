@@ -514,7 +514,10 @@ def test_tool_timeout_ms_bounds_the_call(tmp_path: Path) -> None:
     catalog, _ = run_check(tmp_path, timeout=30.0, sandbox="off")  # the tool's 1.5 s wins over the option's 30 s
     tool = tool_of(catalog, "demo.slow")
     assert tool.examples[0].detail == "slow-cli: timed out after 1.5s" and tool.status == "failed"
-    assert gone(int(pids.read_text()))
+    # On a loaded machine the interpreter may not even have started when the time is up; when it
+    # did, it must be gone.
+    if pids.exists() and pids.read_text():
+        assert gone(int(pids.read_text()))
 
 
 # --------------------------------------------------------------------------- MCP over stdio

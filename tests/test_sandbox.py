@@ -31,6 +31,7 @@ import pytest
 from manifests import PLATFORM, aip_driver, aip_tool, cli_entry, speccify_tool, write
 from procs import no_leftovers  # noqa: F401 (an autouse fixture)
 from sitebuild import REPO, build, catalog as site_catalog, catalog_text, mkdocs_project, run_check, tool_of, toolcatalog_process
+from toolcatalog import catalog_document
 from toolcatalog import sandbox
 from toolcatalog.conformance import engine
 
@@ -289,6 +290,11 @@ def test_the_sort_output_injection_writes_nothing_and_is_reported(tmp_path: Path
     assert detail.startswith(f"sort-cli: undeclared effect: wrote {target}"), detail
     assert tool.status == "failed" and tool.sandbox.caught_mutating
     assert not target.exists()
+    # Agents are not told it is read-only any more: the contract says so, the run said otherwise.
+    [entry] = catalog_document(catalog)["tools"]
+    assert entry["annotations"]["readOnlyHint"] is False and "destructiveHint" not in entry["annotations"]
+    assert entry["annotation_reasons"]["readOnlyHint"]["fields"] == ["mutates", "observed"]
+    assert entry["effects"]["read_only"] is True  # what the contract declares stays as declared
     # Unsandboxed, manifest text alone makes the build write a file outside the repository.
     try:
         run_check(ws, sandbox="off")

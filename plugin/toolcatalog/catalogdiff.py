@@ -25,13 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from . import inline
-from .files import ReadError, read_capped
-from .jsonvalues import MAX_DEPTH, loads_limited
+from .files import ReadError
 from .outputs import catalog_json
-
-MAX_CATALOG_BYTES = 256 * 1024 * 1024
-# A catalog holds manifest values (at most MAX_DEPTH levels) a few levels down.
-CATALOG_DEPTH = MAX_DEPTH + 16
 
 CONTRACT_AREAS = ("inputs", "outputs", "effects")
 _LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains")
@@ -217,7 +212,7 @@ def load(path: str | Path) -> dict[str, Any]:
     try:
         # Capped, a regular file, and nested no deeper than a catalog can be: a FIFO, a huge or a
         # hostile file is an error, never a hang or a RecursionError while comparing.
-        data = loads_limited(read_capped(target, MAX_CATALOG_BYTES).decode("utf-8"), CATALOG_DEPTH)
+        data = catalog_json.read_published(target)
     except ReadError as exc:
         raise DiffError(f"{str(path)!r} is not read: {exc.message}") from None
     except ValueError as exc:  # not UTF-8, not JSON, nested too deep

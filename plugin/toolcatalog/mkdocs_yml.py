@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from .files import ReadError, read_capped
 from .options import Options, OptionsError, RULES
 from .outputs.site import Site
 
@@ -68,12 +69,13 @@ class Project:
     custom_dir: Path | None = None  # the theme's custom_dir: overrides our templates and assets
 
 
+MAX_CONFIG_BYTES = 16 * 1024 * 1024  # a config file is small; a huge one is refused, never read whole
 CONFIG_NAMES = ("properdocs.yml", "properdocs.yaml", "mkdocs.yml", "mkdocs.yaml")  # ProperDocs' order
 
 
 def find_config_file(workspace: Path) -> Path:
     """The config file a host would read in `workspace` (ProperDocs' order; MkDocs reads the last two)."""
-    return next((workspace / name for name in CONFIG_NAMES if (workspace / name).is_file()), workspace / "mkdocs.yml")
+    return next((workspace / name for name in CONFIG_NAMES if (workspace / name).exists()), workspace / "mkdocs.yml")
 
 
 def plugin_options(config_file: Path, required: bool = False) -> Project:
@@ -81,13 +83,16 @@ def plugin_options(config_file: Path, required: bool = False) -> Project:
 
     The options go through the same rules as in MkDocs (`Options.from_mapping`), so a value MkDocs
     refuses is refused here with the same message."""
-    if not config_file.is_file():
+    if not config_file.exists():  # anything else that exists is read (and refused) as a config file
         if required:
             raise ConfigFileError(f"config file {str(config_file)!r} does not exist")
         return Project(Options(), [])
     try:
-        data = yaml.load(config_file.read_text(encoding="utf-8"), Loader=_InertLoader) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        text = read_capped(config_file, MAX_CONFIG_BYTES).decode("utf-8")
+        data = yaml.load(text, Loader=_InertLoader) or {}
+    except ReadError as exc:
+        raise ConfigFileError(f"cannot read {config_file}: {exc}") from None
+    except (UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
         raise ConfigFileError(f"cannot read {config_file}: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigFileError(f"{config_file} is not a YAML mapping")

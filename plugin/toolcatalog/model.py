@@ -517,6 +517,7 @@ class Tool:
     schema_ok: dict[str, bool] = field(default_factory=dict)  # "inputs"/"outputs": usable to validate against
     descriptor: dict[str, Any] | None = None  # smart-tool.json, when there is one
     descriptor_source: str | None = None
+    upstream: dict[str, str] | None = None  # a smart-tool catalog copy's source.json: repository, ref, path
     checks: list[Check] = field(default_factory=list)  # smart tools' conformance rules
     capability_help: dict[str, str] = field(default_factory=dict)  # `<cli> <capability> --help` text
     status: Status = Status.NOT_RUN

@@ -43,8 +43,12 @@ def _code(value: object) -> str:
     return f"`{text[:120]}`"
 
 
-def hints(effects: Effects) -> dict[str, Hint]:
+def hints(effects: Effects, caught_mutating: bool = False) -> dict[str, Hint]:
     """The hints the contract supports, in MCP's order. Absent means unknown, never a guess.
+
+    `caught_mutating`: the contract declares no effects, yet a sandboxed run was seen with one
+    (`SandboxReport.caught_mutating`). The contract's read-only claim is then not repeated to
+    agents: `readOnlyHint` is false, with that reason, and `destructiveHint` is left unknown.
 
     - `readOnlyHint`: `Effects.read_only` when it is known.
     - `destructiveHint`: false for a read-only tool (it changes nothing); true for risk level 3,
@@ -67,7 +71,13 @@ def hints(effects: Effects) -> dict[str, Hint]:
     deleting = [m for m in declared if _DELETE_WORDS.search(m)]
 
     read_only = effects.read_only
-    if read_only is True:
+    if read_only is True and caught_mutating:
+        out["readOnlyHint"] = Hint(
+            False, ("mutates", "observed"),
+            "the contract declares no mutation, but a sandboxed run of its examples was seen to change "
+            "something or use the network (see the verification's undeclared effects)",
+        )
+    elif read_only is True:
         fields = ("mutates",) + (("risk_level",) if risk is not None else ())
         risk_text = f" and risk level {risk}" if risk is not None else " and no risk level"
         out["readOnlyHint"] = Hint(True, fields, f"the contract declares no mutation (`mutates: []`){risk_text}")
@@ -114,9 +124,9 @@ def hints(effects: Effects) -> dict[str, Hint]:
     return out
 
 
-def annotations(effects: Effects) -> dict[str, bool]:
+def annotations(effects: Effects, caught_mutating: bool = False) -> dict[str, bool]:
     """MCP ToolAnnotations hints the contract supports (`hints` without the reasons)."""
-    return {name: hint.value for name, hint in hints(effects).items()}
+    return {name: hint.value for name, hint in hints(effects, caught_mutating).items()}
 
 
 # The safety classes every page uses, across formats: AIP-14's risk levels in words.

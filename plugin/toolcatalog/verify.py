@@ -19,14 +19,15 @@ instead of a folder, only the catalog itself is checked.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .files import ReadError, read_capped
 from .outputs import integrity
+from .outputs.catalog_json import MAX_CATALOG_BYTES, read_published
 
 VERSION = 2
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
@@ -47,11 +48,14 @@ class Result:
 
 
 def _load(path: Path, what: str) -> Any:
+    """A published JSON file, read like any untrusted file: capped, regular files only, depth-limited."""
+    if not path.exists():
+        raise VerifyError(f"{what} {str(path)!r} does not exist")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise VerifyError(f"{what} {str(path)!r} does not exist") from None
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return read_published(path)
+    except ReadError as exc:
+        raise VerifyError(f"{what} {str(path)!r} cannot be read: {exc}") from None
+    except ValueError as exc:  # not UTF-8, not JSON, nested too deep
         raise VerifyError(f"{what} {str(path)!r} is not a readable JSON file: {exc}") from None
 
 
@@ -189,8 +193,8 @@ def _llms(site: Path, name: str | None, catalog_digest: str | None, entries: dic
         return
     label = name or "llms.txt"
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_capped(path, MAX_CATALOG_BYTES).decode("utf-8")
+    except (ReadError, UnicodeDecodeError) as exc:
         result.problems.append(f"{label}: cannot be read: {exc}")
         return
     before = len(result.problems)

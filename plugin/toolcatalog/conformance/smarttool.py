@@ -113,6 +113,11 @@ def plan(tool: Tool, ctx: Context) -> Job:
     if tool.platforms and ctx.platform not in tool.platforms:
         reason = f"platforms {', '.join(tool.platforms)} exclude {ctx.platform}"
         return decided(statics + _skipped(f"not run: {reason}"), Status.NOT_APPLICABLE.value, reason)
+    if tool.descriptor is None and tool.upstream is not None:
+        reason = f"not run: a catalog copy; the tool runs from its distribution, {tool.upstream['repository']}"
+        checks = statics + _skipped(reason)
+        status, detail = _verdict(checks, Status.NOT_RUN)
+        return decided(checks, status, reason if status == Status.NOT_RUN.value else detail)
     if tool.descriptor is None:
         checks = statics + _skipped(NO_DESCRIPTOR)
         return decided(checks, *_verdict(checks))

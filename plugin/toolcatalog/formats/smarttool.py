@@ -73,6 +73,7 @@ RUNTIME_RULES = (
 )
 RUNTIME_RULE_IDS = tuple(rule for rule, _spec in RUNTIME_RULES)
 NO_DESCRIPTOR = "no smart-tool.json at the distribution root"
+SOURCE_JSON = "source.json"  # a catalog's record of where a copied manifest comes from
 
 
 @dataclass
@@ -87,6 +88,7 @@ class _Findings:
     by_rule: dict[str, list[str]] = field(default_factory=dict)  # schema and install problems per rule
     package: tuple[str | None, str] = (None, "")  # (package version, where it comes from | why there is none)
     manifests: list[str] = field(default_factory=list)  # every SMART_TOOL.md under the root
+    upstream: dict[str, str] | None = None  # a catalog copy's source.json: where the distribution is
 
 
 def _static_checks(found: _Findings) -> list[Check]:
@@ -100,7 +102,12 @@ def _static_checks(found: _Findings) -> list[Check]:
         return check(rule, failed, "; ".join(problems)) if problems else check(rule, passed, ok)
 
     out: list[Check] = []
-    if found.descriptor is None:
+    if found.descriptor is None and found.upstream is not None:
+        # A catalog keeps copies of manifests; the distribution, with its descriptor, is elsewhere.
+        elsewhere = f"a catalog copy: the distribution is {found.upstream['repository']} ({SOURCE_JSON})"
+        out.append(check("descriptor-present", skipped, elsewhere))
+        out.append(check("manifest-present", skipped, elsewhere))
+    elif found.descriptor is None:
         out.append(check("descriptor-present", failed, NO_DESCRIPTOR))
         out.append(check("manifest-present", failed, "no smart-tool.json names a manifest"))
     else:
@@ -222,14 +229,46 @@ def parse_standalone(manifests: list[Path], root: Path, workspace: Path, max_byt
     tool = Tool(id=manifest_path.parent.name, name=manifest_path.parent.name, format="smart-tool", source=source, abs_path=manifest_path)
     found = _Findings(manifests=[relative(p, root) for p in manifests])
     _parse_manifest(tool, manifest_path, root, max_bytes, found)
-    common.Sink(source, tool.diagnostics).warning(
-        "no smart-tool.json names this manifest, so nothing says how to run the tool; its runtime checks are skipped",
-        None,
-        "descriptor-missing",
-    )
+    sink = common.Sink(source, tool.diagnostics)
+    found.upstream = tool.upstream = _upstream(manifest_path.parent, max_bytes, sink)
+    if tool.upstream is not None:
+        sink.warning(
+            f"a catalog copy of {tool.upstream['repository']} ({SOURCE_JSON}): the manifest is checked here; "
+            "the tool runs from its own distribution, so its runtime checks are skipped",
+            None,
+            "catalog-copy",
+        )
+    else:
+        sink.warning(
+            "no smart-tool.json names this manifest, so nothing says how to run the tool; its runtime checks are skipped",
+            None,
+            "descriptor-missing",
+        )
     _more_manifests(common.Sink(source, tool.diagnostics), manifest_path, manifests, workspace)
     tool.checks = _static_checks(found)
     return tool
+
+
+def _upstream(folder: Path, max_bytes: int, sink: common.Sink) -> dict[str, str] | None:
+    """A catalog's `source.json` beside a manifest (`repository`, an https URL; `ref`; `path`), or
+    None when there is none. A malformed one is reported and ignored."""
+    path = folder / SOURCE_JSON
+    if not path.exists():
+        return None
+    try:
+        data = loads_limited(read_capped(path, max_bytes, inside=folder).decode("utf-8"))
+    except (ReadError, ValueError) as exc:
+        sink.warning(f"{SOURCE_JSON} beside the manifest cannot be read ({exc}); ignored", None, "source-json")
+        return None
+    repository = data.get("repository") if isinstance(data, dict) else None
+    if not isinstance(repository, str) or not re.match(r"^https://[^\s/]+/\S*$", repository):
+        sink.warning(f"{SOURCE_JSON} beside the manifest has no https `repository`; ignored", None, "source-json")
+        return None
+    out = {"repository": repository}
+    for key in ("ref", "path"):
+        if isinstance(data.get(key), str):
+            out[key] = data[key]
+    return out
 
 
 def standalone_root(manifest_path: Path, search_root: Path) -> Path:

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import jsonschemas
+from ..jsonvalues import MAX_DEPTH, loads_limited
 from .._version import __version__
-from ..files import file_digest
+from ..files import ReadError, file_digest, read_capped
 from ..model import Catalog, Diagnostic, Driver, Example, Observed, Run, SandboxReport, Status, Tool
 from ..options import CATALOG_SCHEMA_SITE_PATH, Options, output_paths
 from ..safety import hints
@@ -38,6 +39,16 @@ READABLE_VERSIONS = (1, 2)  # what `toolcatalog diff` reads
 GENERATOR = {"name": "mkdocs-toolcatalog", "version": __version__}
 SCHEMA_RESOURCE = "catalog.schema.json"  # in toolcatalog/schemas/
 SCHEMA_SITE_PATH = CATALOG_SCHEMA_SITE_PATH
+MAX_CATALOG_BYTES = 256 * 1024 * 1024  # reading a published catalog (diff, verify)
+# A catalog holds manifest values (at most MAX_DEPTH levels) a few levels down.
+CATALOG_DEPTH = MAX_DEPTH + 16
+
+
+def read_published(path: Path) -> Any:
+    """A published JSON file (catalog, per-tool file, MCP list), read as untrusted: capped, a regular
+    file, nested no deeper than a catalog can be. Raises ReadError, or ValueError (not UTF-8, not
+    JSON, too deep)."""
+    return loads_limited(read_capped(path, MAX_CATALOG_BYTES).decode("utf-8"), CATALOG_DEPTH)
 
 
 class CatalogError(Exception):
@@ -50,8 +61,8 @@ def tool_entry(tool: Tool, site: Site | None = None, origin: Origin | None = Non
     `origin`: the workspace's repository and checkout (none: provenance names only the path)."""
     site = site or Site()
     origin = origin or Origin(tool.abs_path.parent)
-    derived = hints(tool.effects)
-    return {
+    derived = hints(tool.effects, caught_mutating=bool(tool.sandbox and tool.sandbox.caught_mutating))
+    entry = {
         "id": tool.id,
         "name": tool.name,
         "format": tool.format,
@@ -84,6 +95,9 @@ def tool_entry(tool: Tool, site: Site | None = None, origin: Origin | None = Non
         "drivers": [driver_entry(d, tool) for d in tool.drivers],
         "sandbox": sandbox_entry(tool.sandbox),
     }
+    if tool.upstream is not None:
+        entry["upstream"] = dict(tool.upstream)
+    return entry
 
 
 def sandbox_entry(report: SandboxReport | None) -> dict[str, Any] | None:
