@@ -172,8 +172,10 @@ def test_smart_tools_catalog_manifest_is_valid(folder):
     tool = one_tool(harvest(CORPUS, Options(paths=[f"smart-tools-catalog/{folder}"])))
     assert tool.format == "smart-tool"
     assert tool.valid, [(d.code, d.message) for d in tool.diagnostics]
-    # Catalog copies come without a smart-tool.json: that is the only thing said about them.
-    assert [d.code for d in tool.diagnostics] == ["descriptor-missing"]
+    # Catalog copies come without a smart-tool.json but with a source.json naming their repository:
+    # that they are copies is the only thing said about them, and where the original lives is kept.
+    assert [d.code for d in tool.diagnostics] == ["catalog-copy"]
+    assert tool.upstream["repository"].startswith("https://")
     assert tool.version and tool.description and tool.platforms
     assert tool.id == tool.fields["name"]
 
