@@ -3,7 +3,10 @@
 A rebuild with nothing changed starts no process; an edit re-runs only the tool it touches; a
 result from another checkout, an internal error or an entry of the wrong shape is never
 reused; hashing a tool folder never follows links or opens FIFOs. Real files, real
-subprocesses; whatever hung before its fix runs in a subprocess with a timeout.
+subprocesses; whatever hung before its fix runs in a subprocess with a timeout. Checks run with
+`sandbox: off` (SANDBOX_OFF): what is cached does not depend on the sandbox, and the sandbox's
+own tests (test_sandbox.py, test_scale.py's warm build) run it; under strace every Python start
+costs about a second on a 2-core machine.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from manifests import ECHO_STDIN_PY, PLATFORM, counting_smart_cli, mixed_workspa
 from procs import no_leftovers  # noqa: F401 (an autouse fixture)
 from sitebuild import build, catalog_text, mkdocs_project, run_check, tool_of, toolcatalog, toolcatalog_process
 
+SANDBOX_OFF = {"sandbox": "off"}
+
 pytestmark = pytest.mark.skipif(os.name != "posix" or not Path("/proc/self/stat").exists(), reason="POSIX process groups and /proc")
 
 
@@ -34,7 +39,7 @@ pytestmark = pytest.mark.skipif(os.name != "posix" or not Path("/proc/self/stat"
 def test_cache_skips_unchanged_tools_and_survives_corruption(tmp_path: Path) -> None:
     work = tmp_path / "ws"
     mixed_workspace(work)
-    options = dict(cache=True, cache_dir=str(tmp_path / "cache"))
+    options = dict(cache=True, cache_dir=str(tmp_path / "cache"), **SANDBOX_OFF)
 
     first, stats = run_check(work, **options)
     full = stats.processes
@@ -66,7 +71,7 @@ def test_cache_skips_unchanged_tools_and_survives_corruption(tmp_path: Path) -> 
 def test_cache_entries_with_the_right_key_but_a_broken_outcome_are_not_fatal(tmp_path: Path) -> None:
     work = tmp_path / "ws"
     mixed_workspace(work)
-    options = dict(cache=True, cache_dir=str(tmp_path / "cache"))
+    options = dict(cache=True, cache_dir=str(tmp_path / "cache"), **SANDBOX_OFF)
     first, stats = run_check(work, **options)
     full, reference = stats.processes, catalog_text(first)
     # Each of these would crash a naive `apply`, whatever the tool: each must count as a miss.
@@ -138,7 +143,7 @@ def test_a_cached_result_from_another_checkout_carries_none_of_its_paths(tmp_pat
     # fix the second checkout reused the first one's result, capability summary and all.
     first = tmp_path / "checkout-one"
     smart_tool(first, "where", WHERE_CLI, smoke=["where"])
-    options = dict(cache=True, cache_dir=str(tmp_path / "shared-cache"))
+    options = dict(cache=True, cache_dir=str(tmp_path / "shared-cache"), **SANDBOX_OFF)
     one, stats = run_check(first, **options)
     assert stats.processes > 0 and tool_of(one, "where").status == "passed", tool_of(one, "where").checks
     # The raw result, as cached, names checkout one; the model sees it scrubbed.
@@ -201,7 +206,7 @@ def _plant(cache_dir: Path, change: Any) -> int:
 def test_a_planted_cache_entry_of_the_wrong_shape_is_a_miss(tmp_path: Path, damage: str) -> None:
     work = tmp_path / "ws"
     counted_workspace(work, tmp_path / "calls.log")
-    options = dict(cache=True, cache_dir=str(tmp_path / "cache"))
+    options = dict(cache=True, cache_dir=str(tmp_path / "cache"), **SANDBOX_OFF)
     first, stats = run_check(work, **options)
     reference = catalog_text(first)
     planted = _plant(tmp_path / "cache", PLANTED[damage])

@@ -59,7 +59,7 @@ def _serve_watches(root: Path) -> tuple[dict[str, bool], Any]:
 
 def test_serve_watches_a_few_folders_that_do_not_overlap(tmp_path: Path) -> None:
     root = many_tools(tmp_path / "ws")
-    mkdocs_project(root)
+    mkdocs_project(root, {"run_examples": False})  # what is watched does not depend on running examples
     watched, config = _serve_watches(root)
     real = Path(os.path.realpath(root))
     assert sorted(watched) == sorted(str(real / p) for p in (".agent/tools", ".drivers", ".tools", "dists"))
@@ -78,7 +78,7 @@ def test_serve_watches_a_few_folders_that_do_not_overlap(tmp_path: Path) -> None
 def test_serve_splits_a_watch_around_the_cache_and_the_site(tmp_path: Path) -> None:
     root = many_tools(tmp_path / "ws", speccify=3, smart=0)
     # The results cache and the site inside the tools' folder: never watched, the rest is.
-    mkdocs_project(root, {"cache_dir": ".agent/tools/.cache"}, site_dir=".agent/tools/public")
+    mkdocs_project(root, {"cache_dir": ".agent/tools/.cache", "run_examples": False}, site_dir=".agent/tools/public")
     watched, _ = _serve_watches(root)
     real = Path(os.path.realpath(root))
     assert watched[str(real / ".agent/tools")] is False

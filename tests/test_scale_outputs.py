@@ -75,7 +75,7 @@ def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
     return out
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
 def test_the_fast_validator_never_accepts_what_jsonschema_rejects(documents: list[dict[str, Any]], data: st.DataObject) -> None:
     document = copy.deepcopy(data.draw(st.sampled_from(documents)))
