@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 import toolcatalog
-from toolcatalog.model import CheckStatus, ExampleStatus, RunStatus, Status
+from toolcatalog.statuses import CheckStatus, ExampleStatus, RunStatus, Status
 from toolcatalog.options import RULES
 
 REPO = Path(__file__).resolve().parent.parent

@@ -24,7 +24,7 @@ from manifests import workspace_all_formats, write
 from sitebuild import REPO, agent_outputs, build, files_under, mkdocs_project, toolcatalog
 from toolcatalog import outputs, pipeline
 from toolcatalog.files import file_digest
-from toolcatalog.model import Status
+from toolcatalog.statuses import Status
 from toolcatalog.outputs import catalog_json, llms, mcp
 from toolcatalog.outputs.site import Site
 from toolcatalog.placement import place

@@ -25,7 +25,7 @@ from toolcatalog.conformance import engine
 from toolcatalog.conformance.job import Job
 from toolcatalog.conformance.outcome import skipped_outcome
 from toolcatalog.formats import speccify
-from toolcatalog.model import Status
+from toolcatalog.statuses import Status
 from toolcatalog.options import Options
 from toolcatalog.outputs import catalog_json
 from toolcatalog.render import Renderer

@@ -20,17 +20,13 @@ from .model import (
     Capability,
     Catalog,
     Check,
-    CheckStatus,
     Diagnostic,
     Driver,
     Effects,
     Example,
-    ExampleStatus,
     Implementation,
     Requirement,
     Run,
-    RunStatus,
-    Status,
     Tool,
 )
 from .options import Options, OptionsError
@@ -38,6 +34,7 @@ from .outputs import ExportError, catalog_document, render, write
 from .outputs.site import Site
 from .pipeline import Build, FailOnError, check, enforce_fail_on, failing, prepare, run
 from .placement import Placement, place
+from .statuses import CheckStatus, ExampleStatus, RunStatus, Status
 
 __all__ = [
     "Build",

@@ -32,7 +32,8 @@ from .discover import DiscoveryError
 from .files import write_atomic
 from .links import source_links
 from .mkdocs_yml import ConfigFileError, Project, find_config_file, plugin_options
-from .model import ERROR, Catalog, CheckStatus, ExampleStatus, Status
+from .model import ERROR, Catalog
+from .statuses import CheckStatus, ExampleStatus, Status
 from .options import OptionsError
 from .outputs import catalog_json
 

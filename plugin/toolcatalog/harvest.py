@@ -12,7 +12,8 @@ from typing import Callable
 
 from .discover import DRIVER_MD, SMART_TOOL_JSON, SMART_TOOL_MD, TOOL_MD, Found, discover, relative
 from .formats import aip14, aip30, common, link, smarttool, speccify
-from .model import ERROR, Catalog, Diagnostic, Driver, SearchScope, Status, Tool
+from .model import ERROR, Catalog, Diagnostic, Driver, SearchScope, Tool
+from .statuses import Status
 from .options import Options
 from .parsecache import ParseCache
 

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Mapping
 
-from .model import Status
+from .statuses import Status
 
 DEFAULT_MAX_MANIFEST_BYTES = 1024 * 1024
 MIN_MANIFEST_BYTES = 1024

@@ -22,7 +22,8 @@ from markupsafe import Markup, escape
 
 from . import inline, safety
 from .matching import difference_paths, json_key, key_path
-from .model import ERROR, Diagnostic, Driver, Requirement, Status, Tool
+from .model import ERROR, Diagnostic, Driver, Requirement, Tool
+from .statuses import Status
 from .report import reason as reason_text
 
 __all__ = [

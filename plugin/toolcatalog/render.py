@@ -29,7 +29,8 @@ from markupsafe import Markup, escape
 
 from . import inline, pageview, schemaview
 from .formats import speccify
-from .model import FORMAT_TITLES, Catalog, Status, Tool, tally
+from .model import FORMAT_TITLES, Catalog, Tool
+from .statuses import Status, tally
 
 TOOL_TEMPLATE = "toolcatalog/tool.html"
 INDEX_TEMPLATE = "toolcatalog/index.html"

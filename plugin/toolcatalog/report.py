@@ -17,7 +17,8 @@ from typing import Iterator
 
 from . import inline
 from .formats.smarttool import STATIC_RULE_IDS
-from .model import ERROR, Catalog, CheckStatus, Diagnostic, ExampleStatus, Status, Tool
+from .model import ERROR, Catalog, Diagnostic, Tool
+from .statuses import CheckStatus, ExampleStatus, Status
 
 # C0 and C1 controls (tab and newline too: one line stays one line), DEL, and the Unicode
 # line and paragraph separators and bidirectional overrides, which reorder what a reader sees.

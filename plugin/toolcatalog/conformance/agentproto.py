@@ -18,7 +18,8 @@ from typing import Any
 from ..files import hash_tree
 from ..formats import aip14
 from ..matching import parse_json_output
-from ..model import Driver, ExampleStatus, Implementation, Run, RunStatus, Status, Tool, tally
+from ..model import Driver, Implementation, Run, Tool
+from ..statuses import ExampleStatus, RunStatus, Status, tally
 from . import argv as argv_mod
 from . import effects, mcp_stdio
 from .job import Context, Job

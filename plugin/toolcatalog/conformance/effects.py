@@ -28,7 +28,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import ELSEWHERE, SCRATCH, WORKSPACE, Driver, Observed, Run, RunStatus, SandboxReport, Tool
+from ..model import Driver, Run, Tool
+from ..observed import ELSEWHERE, SCRATCH, WORKSPACE, Observed, SandboxReport
+from ..statuses import RunStatus
 from .job import Context
 
 NO_EFFECTS_WORDING = re.compile(r"^\s*(none|no\s+(side[\s-]*)?effects?|read[\s-]*only|pure)\b", re.IGNORECASE)

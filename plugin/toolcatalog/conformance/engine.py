@@ -30,7 +30,8 @@ from typing import Any, Callable
 from .. import sandbox
 from .._version import __version__
 from ..formats.smarttool import RUNTIME_RULE_IDS
-from ..model import Catalog, Status, Tool
+from ..model import Catalog, Tool
+from ..statuses import Status
 from ..options import Options
 from ..process import cancel_on
 from ..scrub import clean, scrubber

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .. import sandbox as sandbox_mod
-from ..model import Observed, Tool
+from ..model import Tool
+from ..observed import Observed
 from ..options import Options
 from ..process import ProcessResult, run_process, scrubbed_env
 from ..scrub import Scrub, scrubber

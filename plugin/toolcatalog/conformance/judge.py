@@ -15,7 +15,8 @@ from typing import Any, Callable
 
 from .. import jsonschemas
 from ..matching import differences, unwrap_envelope
-from ..model import Run, RunStatus
+from ..model import Run
+from ..statuses import RunStatus
 from ..process import ProcessResult
 
 

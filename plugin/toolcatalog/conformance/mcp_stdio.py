@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..jsonvalues import MAX_DEPTH, too_deep
-from ..model import Driver, Implementation, Run, RunStatus, Tool
+from ..model import Driver, Implementation, Run, Tool
+from ..statuses import RunStatus
 from .effects import Declared
 from .job import Context
 from .judge import documents_failure, excerpt, last_line, settle, settle_failure

@@ -11,7 +11,9 @@ import json
 from typing import Any
 
 from .. import jsonschemas
-from ..model import Capability, Check, CheckStatus, ExampleStatus, Run, SandboxReport, Status, Tool
+from ..model import Capability, Check, Run, Tool
+from ..observed import SandboxReport
+from ..statuses import CheckStatus, ExampleStatus, Status
 
 Outcome = dict[str, Any]
 SCHEMA = "outcome.schema.json"

@@ -30,7 +30,8 @@ from typing import Any
 
 from ..files import hash_tree
 from ..formats.smarttool import NO_DESCRIPTOR, RUNTIME_RULES, STATIC_RULE_IDS
-from ..model import CheckStatus, Run, RunStatus, Status, Tool
+from ..model import Run, Tool
+from ..statuses import CheckStatus, RunStatus, Status
 from ..process import ProcessResult
 from . import effects
 from .job import Context, Job

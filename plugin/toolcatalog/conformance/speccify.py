@@ -18,7 +18,8 @@ from typing import Any
 
 from ..files import hash_tree
 from ..matching import parse_json_output
-from ..model import Example, ExampleStatus, Run, RunStatus, Status, Tool, tally
+from ..model import Example, Run, Tool
+from ..statuses import ExampleStatus, RunStatus, Status, tally
 from ..process import ProcessResult, interpreter_for
 from . import effects
 from .job import Context, Job

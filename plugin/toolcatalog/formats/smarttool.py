@@ -28,7 +28,8 @@ from ..discover import SMART_TOOL_MD, relative
 from ..files import ReadError, is_inside, read_capped
 from ..frontmatter import ManifestError
 from ..jsonvalues import loads_limited
-from ..model import ERROR, Check, CheckStatus, Effects, Requirement, Tool
+from ..model import ERROR, Check, Effects, Requirement, Tool
+from ..statuses import CheckStatus
 from . import common
 
 if sys.version_info >= (3, 11):

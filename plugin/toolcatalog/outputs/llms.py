@@ -10,7 +10,8 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from ..model import Catalog, Status, Tool
+from ..model import Catalog, Tool
+from ..statuses import Status
 from ..options import CATALOG_SCHEMA_SITE_PATH, Options, output_paths
 from . import integrity
 from .site import Site, reference

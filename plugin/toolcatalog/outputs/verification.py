@@ -25,7 +25,8 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable
 
-from ..model import Observed, Tool
+from ..model import Tool
+from ..observed import Observed
 from .site import Site
 
 PASSED = frozenset({"passed", "pass"})

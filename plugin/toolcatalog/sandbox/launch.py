@@ -22,7 +22,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..model import ELSEWHERE, SCRATCH, WORKSPACE, Connection, FileChange, Observed
+from ..observed import ELSEWHERE, SCRATCH, WORKSPACE, Connection, FileChange, Observed
 from . import bwrap, layout, trace, tree
 from .probe import Facts, launcher_argv
 

@@ -1,0 +1,154 @@
+"""What a sandboxed run was seen to do (files, connections, programs) and the sandbox report a
+tool gets over all its runs: part of the normalized model, kept apart because only the sandbox,
+the runners and the outputs read it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Where a file a run wrote lies (see `FileChange.where`)
+SCRATCH = "scratch"  # the run's own TMPDIR and HOME: private, empty at the start, thrown away after
+WORKSPACE = "workspace"  # the repository (path relative to its root)
+ELSEWHERE = "elsewhere"  # anywhere else (/tmp, /etc, ...)
+
+# How it changed (see `FileChange.change`)
+FILE_CHANGES = ("created", "changed", "deleted", "temporary", "blocked")
+
+
+@dataclass
+class FileChange:
+    """A file a sandboxed run wrote, or tried to write.
+
+    `change`: `created`, `changed` or `deleted` (found by comparing the writable places before and
+    after the run), `temporary` (written and removed again during the run) or `blocked` (the write
+    was attempted where the sandbox allows none; nothing changed). In the sandbox every write lands
+    in a throwaway copy: none of them reached the real repository or machine.
+    """
+
+    path: str  # absolute as the tool saw it; relative to the workspace root when `where` is WORKSPACE
+    where: str  # SCRATCH | WORKSPACE | ELSEWHERE
+    change: str  # one of FILE_CHANGES
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "where": self.where, "change": self.change}
+
+
+@dataclass
+class Connection:
+    """A network connection a sandboxed run attempted (connect, sendto or bind on an IP socket, or
+    an abstract Unix socket)."""
+
+    address: str  # "127.0.0.1:8080", "[::1]:443", "unix:@name"
+    allowed: bool  # the run had the network; False: the sandbox had none to give, so it went nowhere
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"address": self.address, "allowed": self.allowed}
+
+
+@dataclass
+class Observed:
+    """What a sandboxed run (or all of a tool's runs) was seen to do.
+
+    Files are always observed in the places a tool may write (a before/after comparison); with
+    `traced`, every write attempt anywhere, every network connection and every program started were
+    also seen, as system calls. Without it, `connections` and `programs` are unknown (empty)."""
+
+    traced: bool = False
+    files: list[FileChange] = field(default_factory=list)
+    connections: list[Connection] = field(default_factory=list)
+    programs: list[str] = field(default_factory=list)  # absolute paths, in the order first started
+    spawned: list[str] = field(default_factory=list)  # of those, started by its child processes once it ran
+    truncated: bool = False  # a list reached its cap; more happened than is listed
+
+    def writes(self, where: tuple[str, ...] = (WORKSPACE, ELSEWHERE)) -> list[FileChange]:
+        """File changes in the given places (by default: everything outside the scratch folder)."""
+        return [f for f in self.files if f.where in where]
+
+    def program_names(self) -> list[str]:
+        """The programs by file name, each once (their folders differ from machine to machine)."""
+        return list(dict.fromkeys(p.rsplit("/", 1)[-1] for p in self.programs))
+
+    @property
+    def quiet(self) -> bool:
+        """Traced, and seen to write nothing outside its scratch folder and touch no network."""
+        return self.traced and not self.writes() and not self.connections
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "traced": self.traced,
+            "files": [f.as_dict() for f in self.files],
+            "connections": [c.as_dict() for c in self.connections],
+            "programs": list(self.programs),
+            "spawned": list(self.spawned),
+            "truncated": self.truncated,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Observed":
+        return cls(
+            traced=bool(data.get("traced", False)),
+            files=[FileChange(f["path"], f["where"], f["change"]) for f in data.get("files", [])],
+            connections=[Connection(c["address"], bool(c["allowed"])) for c in data.get("connections", [])],
+            programs=list(data.get("programs", [])),
+            spawned=list(data.get("spawned", [])),
+            truncated=bool(data.get("truncated", False)),
+        )
+
+
+@dataclass
+class SandboxReport:
+    """How a tool's processes were isolated and what they were seen to do, over all its runs.
+
+    `mechanism` None means its processes ran unsandboxed (`reason` says why: `sandbox: off`, or no
+    sandbox works on this machine under `sandbox: auto`). A tool none of whose processes started has
+    no report at all (`Tool.sandbox` is None)."""
+
+    mechanism: str | None  # "bwrap" | "landlock" | None
+    profile: str = ""  # what the sandbox allowed, in one line
+    reason: str = ""  # why the runs were not sandboxed ("" when they were)
+    processes: int = 0  # processes started
+    observed: Observed | None = None  # merged over every process; None when unsandboxed
+    undeclared: list[str] = field(default_factory=list)  # undeclared effects, each naming a path or address
+    declared_no_effects: bool | None = None  # the contract says the tool changes nothing (None: it does not say)
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.mechanism is not None
+
+    @property
+    def verified_no_effects(self) -> bool:
+        """"observed: no writes, no network": sandboxed, traced, and nothing outside scratch."""
+        return self.sandboxed and self.processes > 0 and self.observed is not None and self.observed.quiet
+
+    @property
+    def caught_mutating(self) -> bool:
+        """The contract declares no effects, yet a run was caught with one."""
+        return bool(self.declared_no_effects) and bool(self.undeclared)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "sandboxed": self.sandboxed,
+            "mechanism": self.mechanism,
+            "profile": self.profile,
+            "reason": self.reason,
+            "processes": self.processes,
+            "observed": None if self.observed is None else self.observed.as_dict(),
+            "undeclared_effects": list(self.undeclared),
+            "declared_no_effects": self.declared_no_effects,
+            "verified_no_effects": self.verified_no_effects,
+            "caught_mutating": self.caught_mutating,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "SandboxReport":
+        observed = data.get("observed")
+        return cls(
+            mechanism=data.get("mechanism"),
+            profile=data.get("profile", ""),
+            reason=data.get("reason", ""),
+            processes=int(data.get("processes", 0)),
+            observed=None if observed is None else Observed.from_json(observed),
+            undeclared=list(data.get("undeclared_effects", [])),
+            declared_no_effects=data.get("declared_no_effects"),
+        )
