@@ -2,7 +2,7 @@
 
 - `probe(mode)`: which sandbox works on this machine (once per build) -> `Facts`.
 - `prepare(facts, argv, ...)`: one run's command line, environment and throwaway folders -> `Launch`;
-  after the process ends, `Launch.observe()` says what it did (`model.Observed`).
+  after the process ends, `Launch.observe()` says what it did (`observed.Observed`).
 
 bubblewrap (namespaces) is the sandbox; the Landlock launcher is the fallback where namespaces
 cannot be created; strace, when it can, watches the system calls. See docs/security.md.
