@@ -82,7 +82,7 @@ def decode(cls: type, data: Any, **local: Any) -> Any:
 
 @lru_cache(maxsize=None)
 def _decoders(cls: type) -> dict[str, Callable[[Any], Any]]:
-    hints = typing.get_type_hints(cls, vars(model))
+    hints = typing.get_type_hints(cls)  # resolved in the module that declares `cls`
     return {field.name: _decoder(hints[field.name]) for field in dataclasses.fields(cls)}
 
 
