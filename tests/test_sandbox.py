@@ -454,6 +454,9 @@ def check_in_a_box(tmp_path: Path, args: list[str], *, landlock: bool, env: dict
     refuses the Landlock system calls too (444-446 on x86_64 and arm64)."""
     argv = ["bwrap", "--unshare-user", "--disable-userns", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", str(tmp_path), str(tmp_path)]
+    for needed in (REPO, Path(sys.prefix)):  # a checkout (and its .venv) under /tmp stays visible
+        if Path("/tmp") in needed.resolve().parents:
+            argv += ["--ro-bind", str(needed.resolve()), str(needed.resolve())]
     fds: tuple[int, ...] = ()
     if not landlock:
         read, write_end = os.pipe()
