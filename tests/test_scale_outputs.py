@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from manifests import mixed_workspace, workspace_all_formats
 from toolcatalog import jsonschemas, outputs, pipeline
 from toolcatalog.options import Options
-from toolcatalog.outputs import catalog_json, integrity
+from toolcatalog.outputs import catalog_json, integrity, llms, mcp
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMAS = sorted(p.name for p in (REPO / "plugin/toolcatalog/schemas").glob("*.json"))
@@ -31,18 +31,40 @@ pytestmark = pytest.mark.skipif(jsonschemas.jsonschema_rs is None, reason="jsons
 
 
 @pytest.fixture(scope="module")
-def documents(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
-    """Catalog documents of workspaces whose tools really ran (passed, failed, every format)."""
+def builds(tmp_path_factory: pytest.TempPathFactory) -> list[pipeline.Build]:
+    """Workspaces whose tools really ran (passed, failed, every format), and the demo unrun."""
     out = []
     for make in (mixed_workspace, workspace_all_formats):
         build = pipeline.prepare(make(tmp_path_factory.mktemp("ws")), Options(cache=False, jobs=2))
         pipeline.check(build)
-        out.append(outputs.catalog_document(build.catalog, build.options, build.site))
+        out.append(build)
     examples = tmp_path_factory.mktemp("examples")
     shutil.copytree(REPO / "examples", examples / "examples")
-    build = pipeline.prepare(examples, Options(cache=False))
-    out.append(outputs.catalog_document(build.catalog, build.options, build.site))
+    out.append(pipeline.prepare(examples, Options(cache=False)))
     return out
+
+
+@pytest.fixture(scope="module")
+def documents(builds: list[pipeline.Build]) -> list[dict[str, Any]]:
+    """Their catalog documents, every entry held at once."""
+    return [outputs.catalog_document(build.catalog, build.options, build.site) for build in builds]
+
+
+def test_outputs_made_one_entry_at_a_time_are_the_whole_documents_bytes(builds: list[pipeline.Build]) -> None:
+    for build in builds:
+        document = outputs.catalog_document(build.catalog, build.options, build.site)
+        files = outputs.render(build.catalog, build.options, build.site)
+        assert files["catalog.json"] == catalog_json.dumps(document)
+        entries = {(e["id"], e["source"]): e for e in document["tools"]}
+        for tool in build.catalog.tools:
+            schema = "../schemas/catalog-v2.schema.json#/$defs/tool"
+            assert files[tool.json_path] == catalog_json.dumps({"$schema": schema, **entries[(tool.id, tool.source)]})
+        plan = mcp.plan(build.catalog, "mcp-tools.json")
+        reference = mcp.document(plan, build.site, ttl_ms=build.options.mcp_ttl_ms, cache_scope=build.options.mcp_cache_scope,
+                                 entries=entries, catalog_link="catalog.json", catalog_digest=document["catalog_digest"])
+        assert files["mcp-tools.json"] == catalog_json.dumps(reference)
+        assert files["llms.txt"] == llms.llms_txt(build.catalog, build.options, build.site, document)
+        assert document["catalog_digest"] == integrity.catalog_digest(document)
 
 
 def python_valid(name: str, instance: Any) -> bool:
@@ -152,9 +174,12 @@ def test_sealing_gives_the_digests_each_entry_and_the_catalog_have(entries: list
 
 def test_sealing_a_catalog_that_holds_the_placeholder_text(documents: list[dict[str, Any]]) -> None:
     document = copy.deepcopy(documents[0])
-    document["tools"][0]["description"] = integrity._TOOLS_PLACEHOLDER
-    integrity.seal(document)
-    assert document[integrity.CATALOG_FIELD] == integrity.catalog_digest(document)
+    for placeholder in integrity._PLACEHOLDERS:  # in an entry and before and after where the tools go
+        document["tools"][0]["description"] = placeholder
+        document["diagnostics"] = [{"code": placeholder, "message": "".join(integrity._PLACEHOLDERS)}]
+        document["zzz"] = placeholder
+        integrity.seal(document)
+        assert document[integrity.CATALOG_FIELD] == integrity.catalog_digest(document)
 
 
 # -- writing each entry once ---------------------------------------------------------------------------------

@@ -56,7 +56,13 @@ def catalog_document(catalog: Catalog, options: Options | None = None, site: Sit
 
 
 def render(catalog: Catalog, options: Options | None = None, site: Site | None = None) -> dict[str, str]:
-    """Every enabled output as `{site path: text}`, in a stable order. Raises ExportError."""
+    """Every enabled output as `{site path: text}`, in a stable order. Raises ExportError.
+
+    A big catalog's entries are far larger as Python objects than as text, so they are made one
+    at a time: each is digested into the running catalog digest, checked against the schema,
+    turned into text once (for the catalog and for the tool's own file), its MCP tool made and
+    written too, and then let go. The bytes are those of `catalog_document` and `mcp.document`
+    (tests/test_scale_outputs.py holds them equal)."""
     options = options or Options()
     site = site or Site()
     paths = output_paths(options)
@@ -68,55 +74,56 @@ def render(catalog: Catalog, options: Options | None = None, site: Site | None =
         files[path] = text
 
     mcp_plan = _mcp_plan(catalog, options)
+    mcp_names = {(tool.id, tool.source): name for tool, name in mcp_plan.tools} if mcp_plan and paths.mcp else {}
+    tool_files: dict[str, tuple[str, str]] = {}  # site path -> (text, tool id)
+    entry_texts: list[str] = []
+    mcp_texts: list[str] = []
+    digests: list[dict[str, str]] = []  # what llms.txt repeats of each entry
     try:
-        document = catalog_json.document(catalog, options, site, mcp_plan.diagnostics if mcp_plan else None)
-        entries = {(t["id"], t["source"]): t for t in document["tools"]}
-        mcp_document = None
-        if mcp_plan is not None and paths.mcp is not None:
-            mcp_document = mcp.document(
-                mcp_plan, site, ttl_ms=options.mcp_ttl_ms, cache_scope=options.mcp_cache_scope, entries=entries,
-                catalog_link=reference(site, paths.catalog, paths.mcp) if paths.catalog else None,
-                catalog_digest=document[integrity.CATALOG_FIELD] if paths.catalog else None,
-            )
+        head = catalog_json.head(catalog, options, site, mcp_plan.diagnostics if mcp_plan else None)
+        catalog_json.validate({**head, "tools": [], integrity.CATALOG_FIELD: integrity.PREFIX + "0" * 64})
+        sealer = integrity.Sealer(head)
+        for tool, entry in catalog_json.entries(catalog, options, site):
+            sealer.add(entry)
+            catalog_json.validate_entry(entry, head)
+            key = (entry["id"], entry["source"])
+            digests.append({"id": entry["id"], "source": entry["source"], integrity.ENTRY_FIELD: entry[integrity.ENTRY_FIELD]})
+            if key in mcp_names:
+                mcp_texts.append(catalog_json.dumps(mcp.tool_item(tool, mcp_names[key], site, entry)))
+            text = catalog_json.dumps(entry)
+            entry_texts.append(text)
+            if paths.tool_json_dir is not None:
+                if tool.json_path is None:
+                    raise ExportError("internal error, please report it: a tool was not placed before its JSON was written")
+                if tool.json_path in tool_files:
+                    raise ExportError(f"the JSON of tool {entry['id']!r} would overwrite {tool.json_path!r}, another output; "
+                                      "change `tool_json_dir` or the file options")
+                schema = reference(site, catalog_json.SCHEMA_SITE_PATH, tool.json_path) + "#/$defs/tool"
+                tool_files[tool.json_path] = (catalog_json.dumps_tool_file(schema, entry, text), entry["id"])
+        head[integrity.CATALOG_FIELD] = sealer.finish()
+    except integrity.DigestError as exc:
+        raise ExportError(f"internal error, please report it: the catalog cannot be digested: {exc}") from None
     except (catalog_json.CatalogError, mcp.McpShapeError) as exc:
         raise ExportError(f"internal error, please report it: {exc}") from None
     except OptionsError as exc:  # SOURCE_DATE_EPOCH
         raise ExportError(str(exc)) from None
-    # A big catalog's document is far larger as Python objects than as text: each entry is turned
-    # into text once (used by the catalog and by the tool's own file) and its objects let go, so a
-    # catalog of 5,000 tools never holds every entry both ways at once.
-    llms_text = llms.llms_txt(catalog, options, site, document) if paths.llms is not None else None
-    mcp_text = catalog_json.dumps(mcp_document) if mcp_document is not None and paths.mcp is not None else None
-    mcp_document = None
-    json_paths = {(t.id, t.source): t.json_path for t in catalog.tools}
-    tool_files: dict[str, tuple[str, str]] = {}  # site path -> (text, tool id)
-    entry_texts: list[str] = []
-    for index, entry in enumerate(document["tools"]):
-        text = catalog_json.dumps(entry)
-        entry_texts.append(text)
-        if paths.tool_json_dir is not None:
-            json_path = json_paths.get((entry["id"], entry["source"]))
-            if json_path is None:
-                raise ExportError("internal error, please report it: a tool was not placed before its JSON was written")
-            schema = reference(site, catalog_json.SCHEMA_SITE_PATH, json_path) + "#/$defs/tool"
-            if json_path in tool_files:
-                raise ExportError(f"the JSON of tool {entry['id']!r} would overwrite {json_path!r}, another output; "
-                                  "change `tool_json_dir` or the file options")
-            tool_files[json_path] = (catalog_json.dumps_tool_file(schema, entry, text), entry["id"])
-        document["tools"][index] = None  # its text is all that is needed from here on
-    entries.clear()
     if paths.catalog is not None:
-        add(paths.catalog, catalog_json.dumps_catalog(document, entry_texts), "the catalog")
+        add(paths.catalog, catalog_json.dumps_catalog(head, entry_texts), "the catalog")
     del entry_texts
     if paths.schema is not None:
         add(paths.schema, catalog_json.schema_text(), "the catalog schema")
     for json_path in sorted(tool_files):
         text, tool_id = tool_files[json_path]
         add(json_path, text, f"the JSON of tool {tool_id!r}")
-    if mcp_text is not None and paths.mcp is not None:
-        add(paths.mcp, mcp_text, "the MCP tool list")
-    if llms_text is not None and paths.llms is not None:
-        add(paths.llms, llms_text, "llms.txt")
+    if mcp_plan is not None and paths.mcp is not None:
+        mcp_head = mcp.head(
+            ttl_ms=options.mcp_ttl_ms, cache_scope=options.mcp_cache_scope,
+            catalog_link=reference(site, paths.catalog, paths.mcp) if paths.catalog else None,
+            catalog_digest=head[integrity.CATALOG_FIELD] if paths.catalog else None,
+        )
+        add(paths.mcp, catalog_json.dumps_catalog(mcp_head, mcp_texts), "the MCP tool list")
+    if paths.llms is not None:  # it repeats the digests: the catalog's and each entry's
+        add(paths.llms, llms.llms_txt(catalog, options, site, {**head, "tools": digests}), "llms.txt")
     return files
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Iterator
 
 from .. import jsonschemas
 from ..jsonvalues import MAX_DEPTH, loads_limited
@@ -30,7 +30,7 @@ from ..observed import Observed, SandboxReport
 from ..statuses import Status
 from ..options import CATALOG_SCHEMA_SITE_PATH, Options, output_paths
 from ..safety import hints
-from ..scrub import clean, scrubber
+from ..scrub import Scrub, clean, scrubber
 from . import integrity
 from .provenance import Origin, runner
 from .site import Site, generated_at, reference
@@ -228,15 +228,21 @@ _TOOLS_LINE = '\n  "tools": []'
 
 
 def dumps_catalog(document: dict[str, Any], entry_texts: list[str]) -> str:
-    """`dumps` of `document` whose tools are the entries written as `entry_texts` (`dumps(entry)`
-    each): `document["tools"]` itself is not read, so the caller may have let the entries go."""
+    """`dumps` of `document` whose `tools` are the values written as `entry_texts` (`dumps(value)`
+    each): `document["tools"]` itself is not read, so the caller may have let the values go. (The
+    MCP list is written this way too.)"""
     skeleton = dumps({**document, "tools": []})
     if not entry_texts:
         return skeleton
     if skeleton.count(_TOOLS_LINE) != 1:  # cannot happen: strings never hold a raw newline
         return dumps({**document, "tools": [json.loads(text) for text in entry_texts]})
-    body = ",\n".join("\n".join("    " + line for line in text.rstrip("\n").split("\n")) for text in entry_texts)
-    return skeleton.replace(_TOOLS_LINE, '\n  "tools": [\n' + body + "\n  ]", 1)
+    before, after = skeleton.split(_TOOLS_LINE)
+    # One join over every piece: no copy of the whole body exists besides the result.
+    pieces = [before, '\n  "tools": [\n']
+    for index, text in enumerate(entry_texts):
+        pieces += [",\n" if index else "", "    ", text.rstrip("\n").replace("\n", "\n    ")]
+    pieces += ["\n  ]", after]
+    return "".join(pieces)
 
 
 def dumps_tool_file(schema: str, entry: dict[str, Any], entry_text: str) -> str:
@@ -268,31 +274,56 @@ def _scrub_entry(entry: dict[str, Any], scrub: Any) -> dict[str, Any]:
     return out
 
 
-def document(catalog: Catalog, options: Options | None = None, site: Site | None = None, extra_diagnostics: list[Diagnostic] | None = None) -> dict[str, Any]:
-    """The catalog as published at `catalog_file`, validated against the shipped schema.
-
-    `extra_diagnostics`: catalog-level findings of the outputs themselves (tools left out of the
-    MCP list). Raises CatalogError when the result breaks the schema (a bug)."""
+def head(catalog: Catalog, options: Options | None = None, site: Site | None = None, extra_diagnostics: list[Diagnostic] | None = None) -> dict[str, Any]:
+    """The catalog document without its `tools` and `catalog_digest`: everything known before the
+    first entry is made. `extra_diagnostics`: catalog-level findings of the outputs themselves
+    (tools left out of the MCP list)."""
     options = options or Options()
     site = site or Site()
     paths = output_paths(options)
-    scrub = scrubber(catalog.root, [catalog.root / p for p in options.paths])
-    origin = Origin.of(catalog.root, site)
-    tools = sorted(catalog.tools, key=lambda t: (t.id, t.source))
     diagnostics = [*catalog.diagnostics, *(extra_diagnostics or [])]
-    entries = [_scrub_entry(tool_entry(t, site, origin), scrub) for t in tools]
-    document: dict[str, Any] = {
+    out: dict[str, Any] = {
         "$schema": reference(site, SCHEMA_SITE_PATH, paths.catalog or "catalog.json"),
         "version": CATALOG_VERSION,
         "generator": dict(GENERATOR),
         "runner": runner(),
-        "counts": status_counts(tools),
-        "tools": entries,
-        "diagnostics": clean([d.as_dict() for d in sorted_diagnostics(diagnostics)], scrub),
+        "counts": status_counts(catalog.tools),
+        "diagnostics": clean([d.as_dict() for d in sorted_diagnostics(diagnostics)], _scrubber(catalog, options)),
     }
     stamp = generated_at()
     if stamp is not None:
-        document["generated_at"] = stamp
+        out["generated_at"] = stamp
+    return out
+
+
+def entries(catalog: Catalog, options: Options | None = None, site: Site | None = None) -> Iterator[tuple[Tool, dict[str, Any]]]:
+    """Each tool with its entry, in the published order (by id, then source), each entry made when
+    asked for: a caller that lets each go before asking for the next never holds them all."""
+    options = options or Options()
+    site = site or Site()
+    scrub = _scrubber(catalog, options)
+    origin = Origin.of(catalog.root, site)
+    for tool in sorted(catalog.tools, key=lambda t: (t.id, t.source)):
+        yield tool, _scrub_entry(tool_entry(tool, site, origin), scrub)
+
+
+def _scrubber(catalog: Catalog, options: Options) -> Scrub:
+    return scrubber(catalog.root, [catalog.root / p for p in options.paths])
+
+
+def validate_entry(entry: dict[str, Any], head: dict[str, Any]) -> None:
+    """Raise CatalogError when `entry` is not what the catalog schema allows in `head`'s `tools`
+    (the schema puts no rule across entries, so checking them one by one checks the list)."""
+    validate({**head, "tools": [entry], integrity.CATALOG_FIELD: integrity.PREFIX + "0" * 64})
+
+
+def document(catalog: Catalog, options: Options | None = None, site: Site | None = None, extra_diagnostics: list[Diagnostic] | None = None) -> dict[str, Any]:
+    """The catalog as published at `catalog_file`, validated against the shipped schema, every
+    entry held at once (`outputs.render` makes the same bytes one entry at a time).
+
+    Raises CatalogError when the result breaks the schema (a bug)."""
+    document = head(catalog, options, site, extra_diagnostics)
+    document["tools"] = [entry for _tool, entry in entries(catalog, options, site)]
     try:
         integrity.seal(document)
     except integrity.DigestError as exc:

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import rfc8785
 
@@ -70,15 +71,9 @@ def canonical(value: Any) -> bytes:
     Everything else goes through the `rfc8785` package (tests hold the two to the same bytes).
     """
     plain = [True]
-    try:
+    with _digest_errors():
         value = _as_ijson(value, plain)
-        if plain[0]:
-            return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
-        return rfc8785.dumps(value)
-    except RecursionError:
-        raise DigestError("the value is nested too deeply to canonicalize") from None
-    except (rfc8785.CanonicalizationError, ValueError, UnicodeEncodeError) as exc:
-        raise DigestError(str(exc)) from None
+        return _encode(value, plain[0])
 
 
 def digest(value: Any) -> str:
@@ -95,9 +90,23 @@ def catalog_digest(document: dict[str, Any]) -> str:
     return digest({key: value for key, value in document.items() if key != CATALOG_FIELD})
 
 
-# Stands for the tools while the rest of the document is canonicalized; NUL is escaped in RFC 8785
-# text, so the placeholder's bytes cannot come from anything else but such a string.
-_TOOLS_PLACEHOLDER = "\0toolcatalog-tools\0"
+# Stand for the tools while the rest of the document is canonicalized. The two texts differ only
+# where the tools go, so that place is found without searching for a token some string of the
+# document could also hold.
+_PLACEHOLDERS = ("\0toolcatalog-tools-a\0", "\0toolcatalog-tools-b\0")
+
+
+@contextmanager
+def _digest_errors() -> Iterator[None]:
+    """Whatever canonicalizing raises, as DigestError."""
+    try:
+        yield
+    except DigestError:
+        raise
+    except RecursionError:
+        raise DigestError("the value is nested too deeply to canonicalize") from None
+    except (rfc8785.CanonicalizationError, ValueError, UnicodeEncodeError) as exc:
+        raise DigestError(str(exc)) from None
 
 
 def _encode(value: Any, plain: bool) -> bytes:
@@ -106,27 +115,54 @@ def _encode(value: Any, plain: bool) -> bytes:
     return rfc8785.dumps(value)
 
 
+def _sealed_entry_bytes(entry: dict[str, Any]) -> bytes:
+    """Give `entry` its `entry_digest`; its canonical bytes as they appear in the catalog's."""
+    plain = [True]
+    value = _as_ijson({key: item for key, item in entry.items() if key not in (ENTRY_FIELD, "$schema")}, plain)
+    entry[ENTRY_FIELD] = PREFIX + hashlib.sha256(_encode(value, plain[0])).hexdigest()
+    value[ENTRY_FIELD] = entry[ENTRY_FIELD]
+    return _encode(value, plain[0])
+
+
+def _first_difference(one: bytes, two: bytes) -> int:
+    return next(i for i, (a, b) in enumerate(zip(one, two)) if a != b)
+
+
+class Sealer:
+    """The catalog digest computed while the entries go by, one at a time.
+
+    `Sealer(head)` takes the document without `tools` (and without `catalog_digest`); `add(entry)`
+    gives each entry, in the published order, its `entry_digest`; `finish()` is what
+    `catalog_digest` computes for the whole document. No entry needs to be kept: the catalog's
+    canonical bytes are the head's with the entries' bytes spliced in, hashed as they come.
+    Raises DigestError."""
+
+    def __init__(self, head: dict[str, Any]) -> None:
+        head = {key: item for key, item in head.items() if key not in (CATALOG_FIELD, "tools")}
+        with _digest_errors():
+            one, two = (canonical({**head, "tools": placeholder}) for placeholder in _PLACEHOLDERS)
+        token, other = (canonical(placeholder) for placeholder in _PLACEHOLDERS)
+        start = _first_difference(one, two) - _first_difference(token, other)  # where the placeholder starts
+        self._hash = hashlib.sha256(one[:start] + b"[")
+        self._rest = b"]" + one[start + len(token):]
+        self._first = True
+
+    def add(self, entry: dict[str, Any]) -> None:
+        with _digest_errors():
+            part = _sealed_entry_bytes(entry)
+        self._hash.update(part if self._first else b"," + part)
+        self._first = False
+
+    def finish(self) -> str:
+        self._hash.update(self._rest)
+        return PREFIX + self._hash.hexdigest()
+
+
 def seal(document: dict[str, Any]) -> None:
     """Give each entry of `document["tools"]` its `entry_digest` and the document its
-    `catalog_digest`: what `entry_digest` and `catalog_digest` compute, walking each entry once
-    (the catalog's canonical bytes are assembled from the entries'). Raises DigestError."""
-    parts: list[bytes] = []
-    try:
-        for entry in document["tools"]:
-            plain = [True]
-            value = _as_ijson({key: item for key, item in entry.items() if key not in (ENTRY_FIELD, "$schema")}, plain)
-            entry[ENTRY_FIELD] = PREFIX + hashlib.sha256(_encode(value, plain[0])).hexdigest()
-            value[ENTRY_FIELD] = entry[ENTRY_FIELD]
-            parts.append(_encode(value, plain[0]))
-        skeleton = {key: item for key, item in document.items() if key != CATALOG_FIELD}
-        skeleton["tools"] = _TOOLS_PLACEHOLDER
-        text, token = canonical(skeleton), canonical(_TOOLS_PLACEHOLDER)
-    except RecursionError:
-        raise DigestError("the value is nested too deeply to canonicalize") from None
-    except (rfc8785.CanonicalizationError, ValueError, UnicodeEncodeError) as exc:
-        raise DigestError(str(exc)) from None
-    if text.count(token) == 1:
-        whole = text.replace(token, b"[" + b",".join(parts) + b"]")
-        document[CATALOG_FIELD] = PREFIX + hashlib.sha256(whole).hexdigest()
-    else:  # a string of the document holds the placeholder: the slow way
-        document[CATALOG_FIELD] = catalog_digest(document)
+    `catalog_digest`: what `entry_digest` and `catalog_digest` compute, walking each entry once.
+    Raises DigestError."""
+    sealer = Sealer(document)
+    for entry in document["tools"]:
+        sealer.add(entry)
+    document[CATALOG_FIELD] = sealer.finish()

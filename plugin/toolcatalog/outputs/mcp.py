@@ -121,6 +121,47 @@ def plan(catalog: Catalog, file_name: str = "mcp-tools.json", exclude: Iterable[
     return McpPlan(exported, diagnostics)
 
 
+def tool_item(tool: Tool, name: str, site: Site, entry: dict[str, Any]) -> dict[str, Any]:
+    """One tool of the list, named `name` (from `plan`). `entry`: its published catalog entry, whose
+    verification, provenance and digest the `_meta` repeats. Raises McpShapeError (a bug)."""
+    m = MCP_META_PREFIX
+    out: dict[str, Any] = {"name": name, "title": tool.name, "inputSchema": mcp_input_schema(tool.inputs)}
+    if tool.description:
+        out["description"] = tool.description
+    output = mcp_output_schema(tool.outputs)
+    if output is not None:
+        out["outputSchema"] = output
+    if entry["annotations"]:
+        out["annotations"] = entry["annotations"]
+    meta: dict[str, Any] = {m + "id": tool.id, m + "page": site.link(tool.url)}
+    if tool.json_path:
+        meta[m + "json"] = site.link(tool.json_path)
+    if tool.version:
+        meta[m + "version"] = tool.version
+    if entry["annotation_reasons"]:
+        meta[m + "annotation-reasons"] = entry["annotation_reasons"]
+    meta[m + "verification"] = entry["verification"]
+    meta[m + "provenance"] = entry["provenance"]
+    meta[m + "digest"] = entry["entry_digest"]
+    out["_meta"] = meta
+    item = clean(out)
+    if not MCP_NAME.match(item["name"]) or item["inputSchema"].get("type") != "object":
+        raise McpShapeError(f"MCP tool {item['name']!r} breaks the MCP Tool shape")
+    return item
+
+
+def head(*, ttl_ms: int, cache_scope: str, catalog_link: str | None = None, catalog_digest: str | None = None) -> dict[str, Any]:
+    """The `tools/list` result without its `tools`. `catalog_link` and `catalog_digest` name the
+    catalog the list was made from (None when it is not published)."""
+    m = MCP_META_PREFIX
+    meta = {m + "mcp-revision": MCP_REVISION}
+    if catalog_link is not None:
+        meta[m + "catalog"] = catalog_link
+    if catalog_digest is not None:
+        meta[m + "catalog-digest"] = catalog_digest
+    return {"resultType": "complete", "ttlMs": ttl_ms, "cacheScope": cache_scope, "_meta": meta}
+
+
 def document(
     plan: McpPlan,
     site: Site,
@@ -131,41 +172,8 @@ def document(
     catalog_link: str | None = None,
     catalog_digest: str | None = None,
 ) -> dict[str, Any]:
-    """The MCP `tools/list` result. `entries`: the published catalog entries by (id, source), whose
-    verification, provenance and digest the tools' `_meta` repeats; `catalog_link` and
-    `catalog_digest` name the catalog the list was made from (None when it is not published)."""
-    m = MCP_META_PREFIX
-    tools = []
-    for tool, name in plan.tools:
-        entry = entries[(tool.id, tool.source)]
-        out: dict[str, Any] = {"name": name, "title": tool.name, "inputSchema": mcp_input_schema(tool.inputs)}
-        if tool.description:
-            out["description"] = tool.description
-        output = mcp_output_schema(tool.outputs)
-        if output is not None:
-            out["outputSchema"] = output
-        if entry["annotations"]:
-            out["annotations"] = entry["annotations"]
-        meta: dict[str, Any] = {m + "id": tool.id, m + "page": site.link(tool.url)}
-        if tool.json_path:
-            meta[m + "json"] = site.link(tool.json_path)
-        if tool.version:
-            meta[m + "version"] = tool.version
-        if entry["annotation_reasons"]:
-            meta[m + "annotation-reasons"] = entry["annotation_reasons"]
-        meta[m + "verification"] = entry["verification"]
-        meta[m + "provenance"] = entry["provenance"]
-        meta[m + "digest"] = entry["entry_digest"]
-        out["_meta"] = meta
-        tools.append(clean(out))
-    for tool in tools:
-        if not MCP_NAME.match(tool["name"]) or tool["inputSchema"].get("type") != "object":
-            raise McpShapeError(f"MCP tool {tool['name']!r} breaks the MCP Tool shape")
-    result: dict[str, Any] = {"resultType": "complete", "tools": tools, "ttlMs": ttl_ms, "cacheScope": cache_scope}
-    meta = {m + "mcp-revision": MCP_REVISION}
-    if catalog_link is not None:
-        meta[m + "catalog"] = catalog_link
-    if catalog_digest is not None:
-        meta[m + "catalog-digest"] = catalog_digest
-    result["_meta"] = meta
+    """The MCP `tools/list` result, every tool held at once (`outputs.render` writes the same
+    bytes one tool at a time). `entries`: the published catalog entries by (id, source)."""
+    result = head(ttl_ms=ttl_ms, cache_scope=cache_scope, catalog_link=catalog_link, catalog_digest=catalog_digest)
+    result["tools"] = [tool_item(tool, name, site, entries[(tool.id, tool.source)]) for tool, name in plan.tools]
     return result
