@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from manifests import workspace_all_formats, write
+from manifests import speccify_tool, workspace_all_formats, write
 from sitebuild import build, catalog, mkdocs_project
 
 REQUIRED_TOOL_FIELDS = {
@@ -150,6 +150,17 @@ def test_material_theme_and_nav_grouping(tmp_path: Path) -> None:
     assert labels.index("speccify") < labels.index("add-numbers") < labels.index("agentproto AIP-14")
     assert "toolcatalog/assets/toolcatalog.css" in html
     assert (tmp_path / "site" / "toolcatalog" / "assets" / "toolcatalog.css").is_file()
+
+
+def test_a_catalog_of_one_format_lists_its_tools_without_a_format_section(tmp_path: Path) -> None:
+    for name in ("beta", "alpha"):
+        speccify_tool(tmp_path, name, [("one", {"x": 1}, {"x": 1})])
+    mkdocs_project(tmp_path, {"run_examples": False}, theme="material")
+    build(tmp_path, "--strict")
+    html = (tmp_path / "site" / "tools" / "alpha" / "index.html").read_text()
+    labels = [re.sub(r"\s+", " ", m).strip() for m in re.findall(r'md-ellipsis">([^<]*)<', html)]
+    assert labels[labels.index("Tool catalog"):][:4] == ["Tool catalog", "All tools", "alpha", "beta"], labels
+    assert "speccify" not in labels
 
 
 def test_nav_tools_off_keeps_only_the_index(tmp_path: Path) -> None:

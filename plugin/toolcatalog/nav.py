@@ -33,6 +33,7 @@ def catalog_nav(nav: Navigation, config: MkDocsConfig, files: Files, catalog: Ca
     index_page = index_file.page or Page(None, index_file, config)
     children: list[Any] = [index_page]
     if list_tools(options.nav_tools, len(catalog.tools)):
+        groups: list[tuple[str, list[Page]]] = []
         for fmt in FORMATS:
             pages = []
             for tool in sorted_tools(catalog.tools):  # by the name the nav shows, as the index lists them
@@ -44,7 +45,13 @@ def catalog_nav(nav: Navigation, config: MkDocsConfig, files: Files, catalog: Ca
                 # Themes render titles without autoescaping: a manifest's name arrives escaped.
                 pages.append(file.page or Page(escape(tool.name), file, config))
             if pages:
-                children.append(Section(FORMAT_TITLES[fmt], pages))
+                groups.append((fmt, pages))
+        if len(groups) == 1:
+            # One format only: its section would be the catalog's sole group, a level that says
+            # nothing the index does not (and a level of nav every page of a big catalog renders).
+            children += groups[0][1]
+        else:
+            children += [Section(FORMAT_TITLES[fmt], pages) for fmt, pages in groups]
     section = Section(options.nav_title, children)
 
     position: list[Any] | None = None
