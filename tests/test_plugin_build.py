@@ -159,7 +159,9 @@ def test_a_catalog_of_one_format_lists_its_tools_without_a_format_section(tmp_pa
     build(tmp_path, "--strict")
     html = (tmp_path / "site" / "tools" / "alpha" / "index.html").read_text()
     labels = [re.sub(r"\s+", " ", m).strip() for m in re.findall(r'md-ellipsis">([^<]*)<', html)]
-    assert labels[labels.index("Tool catalog"):][:4] == ["Tool catalog", "All tools", "alpha", "beta"], labels
+    catalog_labels = list(dict.fromkeys(labels[labels.index("Tool catalog"):]))  # the open page shows twice
+    assert catalog_labels[:3] == ["Tool catalog", "All tools", "alpha"], labels
+    assert catalog_labels.index("alpha") < catalog_labels.index("beta"), labels
     assert "speccify" not in labels
 
 
@@ -247,12 +249,14 @@ def test_manifest_lines_link_to_the_repository(tmp_path: Path) -> None:
 def test_a_hostile_tool_name_is_escaped_in_titles_and_the_nav(tmp_path: Path) -> None:
     write(
         tmp_path / ".tools/evil/TOOL.md",
-        '---\nname: "<img src=x onerror=alert(1)>"\nid: evil\ndescription: d\nversion: 1.0.0\ninputs: {}\noutputs: {}\n---\n',
+        '---\nname: "</title><img src=x onerror=alert(1)>"\nid: evil\ndescription: d\nversion: 1.0.0\ninputs: {}\noutputs: {}\n---\n',
     )
     for theme in ("mkdocs", "material"):
         mkdocs_project(tmp_path, theme=theme)
         build(tmp_path)
         for page in (tmp_path / "site" / "index.html", tmp_path / "site" / "tools" / "evil" / "index.html"):
             html = page.read_text()
-            assert "<img src=x" not in html, (theme, page)
+            assert "<img src=x" not in html and "</title><img" not in html, (theme, page)
             assert "&lt;img src=x onerror=alert(1)&gt;" in html, (theme, page)
+        own = (tmp_path / "site" / "tools" / "evil" / "index.html").read_text()
+        assert "<title>&lt;/title&gt;&lt;img src=x onerror=alert(1)&gt; - " in own, theme

@@ -9,6 +9,7 @@ where MkDocs wants them:
   per tool plus the catalog index.
 - `on_nav`: the catalog section (`nav.catalog_nav`).
 - `on_page_markdown` / `on_page_content`: titles, and the HTML the renderer made.
+- `on_page_context` / `on_post_page`: the title as metadata while the page itself renders.
 - `on_post_build`: the outputs for agents.
 - `on_serve`: watch the manifest folders.
 
@@ -133,13 +134,27 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
             return None
         tool = self.pages[page.file.src_uri]
         # Themes render titles without autoescaping (into <title>, the nav on every page, search):
-        # a manifest's name must arrive escaped.
-        page.meta["title"] = escape(tool.name) if tool is not None else INDEX_TITLE
+        # a manifest's name must arrive escaped. The title is the page's own (MkDocs lets a plugin
+        # set it), not its metadata's: Material looks four more things up in every nav entry whose
+        # metadata is not empty, and with every tool in the nav that is a million lookups per
+        # thousand tools. The page being rendered gets it as metadata too (`on_page_context`),
+        # because Material's <title> prints `page.title` through `striptags`, which unescapes.
+        page.title = escape(tool.name) if tool is not None else INDEX_TITLE
         if tool is None:
             # The index's table wants the width; Material reads `hide` (other themes ignore it and
             # show the index's short table of contents instead of an empty box).
             page.meta["hide"] = ["toc"]
         return ""
+
+    def on_page_context(self, context: dict[str, Any], page: Page, config: MkDocsConfig, nav: Navigation) -> dict[str, Any] | None:
+        if page.file.src_uri in self.pages:
+            page.meta["title"] = page.title  # for this page's own render only: see on_page_markdown
+        return None
+
+    def on_post_page(self, output: str, page: Page, config: MkDocsConfig) -> str | None:
+        if page.file.src_uri in self.pages:
+            page.meta.pop("title", None)
+        return None
 
     def on_page_content(self, html: str, page: Page, config: MkDocsConfig, files: Files) -> str | None:
         if page.file.src_uri not in self.pages or self.build is None or self.renderer is None:
