@@ -14,13 +14,11 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import signal
 import socket
 import struct
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
@@ -33,7 +31,6 @@ from procs import no_leftovers  # noqa: F401 (an autouse fixture)
 from sitebuild import REPO, build, catalog as site_catalog, catalog_text, mkdocs_project, run_check, tool_of, toolcatalog_process
 from toolcatalog import catalog_document
 from toolcatalog import sandbox
-from toolcatalog.conformance import engine
 
 FACTS = sandbox.probe("auto")
 _HERE = f"this machine offers {FACTS.mechanism or 'no sandbox'}" + (f" ({FACTS.reason})" if FACTS.reason else "")

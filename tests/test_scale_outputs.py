@@ -9,7 +9,6 @@ path is held here to its reference, on real catalogs and on generated values (hy
 from __future__ import annotations
 
 import copy
-import json
 import shutil
 from pathlib import Path
 from typing import Any

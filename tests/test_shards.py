@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
-from manifests import PLATFORM, speccify_tool, workspace_all_formats, write
+from manifests import PLATFORM, speccify_tool, workspace_all_formats
 from sitebuild import QUIET_HOSTS, mkdocs_project, toolcatalog
 from toolcatalog.conformance import resultsfile, shards
 

@@ -20,7 +20,6 @@ from toolcatalog.formats.smarttool import STATIC_RULE_IDS
 from toolcatalog import pipeline
 from toolcatalog.model import Effects
 from toolcatalog.options import Options
-from toolcatalog.placement import tools_by_page
 from toolcatalog.render import Renderer, facets
 from toolcatalog.safety import annotations
 

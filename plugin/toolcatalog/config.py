@@ -8,7 +8,7 @@ library. Only the MkDocs host layer imports this module.
 
 from __future__ import annotations
 
-from typing import Any, Generic, Optional, TypeVar, Union
+from typing import Generic, Optional, TypeVar, Union
 
 from mkdocs.config import base
 from mkdocs.config.config_options import ValidationError

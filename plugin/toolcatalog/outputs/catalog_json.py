@@ -24,9 +24,9 @@ from typing import Any, Iterator
 from .. import jsonschemas
 from ..jsonvalues import MAX_DEPTH, loads_limited
 from .._version import __version__
-from ..files import ReadError, file_digest, read_capped
+from ..files import file_digest, read_capped
 from ..model import Catalog, Diagnostic, Driver, Example, Run, Tool
-from ..observed import Observed, SandboxReport
+from ..observed import SandboxReport
 from ..statuses import Status
 from ..options import CATALOG_SCHEMA_SITE_PATH, Options, output_paths
 from ..safety import hints
