@@ -6,12 +6,14 @@ installs it); elsewhere the module is skipped when it is missing.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
 import shutil
 import threading
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
@@ -25,6 +27,19 @@ def require_chromium() -> None:
         if os.environ.get("CI"):
             raise RuntimeError("CI must run the browser tests: install Debian's chromium (.ci/run does)")
         pytest.skip("Debian's chromium is not installed", allow_module_level=True)
+
+
+@contextlib.contextmanager
+def launched_chromium() -> Iterator[Any]:
+    """Debian's Chromium, headless, through Playwright; closed on exit."""
+    from playwright import sync_api
+
+    with sync_api.sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield instance
+        finally:
+            instance.close()
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):

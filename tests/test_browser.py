@@ -7,13 +7,13 @@ from typing import Iterator
 
 import pytest
 
-from browsing import ARGS, CHROMIUM, require_chromium, serve
+from browsing import launched_chromium, require_chromium, serve
 from manifests import workspace_all_formats
 from sitebuild import REPO, build, mkdocs_project
 
 pytestmark = pytest.mark.browser
 require_chromium()
-sync_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 
 
 @pytest.fixture(scope="module")
@@ -28,10 +28,8 @@ def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    with sync_api.sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with launched_chromium() as instance:
         yield instance
-        instance.close()
 
 
 @pytest.fixture

@@ -20,12 +20,12 @@ import pytest
 import yaml
 
 import teamcorpus
-from browsing import ARGS, CHROMIUM, require_chromium, serve
+from browsing import launched_chromium, require_chromium, serve
 from sitebuild import build, toolcatalog, write
 
 pytestmark = pytest.mark.browser
 require_chromium()
-sync_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 
 CORPUS = teamcorpus.available()
 needs_corpus = pytest.mark.skipif(not CORPUS, reason="the shared corpus is not beside the checkout")
@@ -92,10 +92,8 @@ def tool_url(catalog: dict[str, Any], **match: Any) -> str:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with launched_chromium() as instance:
         yield instance
-        instance.close()
 
 
 @pytest.fixture(params=VARIANTS, ids=lambda v: f"{v[0]}-{v[1]}-{v[2]}")

@@ -22,7 +22,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import inline
 from .files import ReadError
@@ -104,17 +104,22 @@ class Report:
             "changed": [t.as_dict() for t in self.changed],
         }
 
-    def markdown(self) -> str:
+    def _summary(self) -> tuple[str, str]:
+        """The report's first line, as (verdict, tally), for every rendering of it."""
         counts = self.counts()
+        n = counts["breaking_changes"]
+        verdict = f"{n} breaking change{_s(n)}." if self.breaking else "No breaking changes."
+        other = counts["other_changes"] - counts["added"]
+        tally = (f"Tools: {counts['added']} added, {counts['removed']} removed, {counts['changed']} changed "
+                 f"({other} non-breaking change{_s(other)}).")
+        return verdict, tally
+
+    def markdown(self) -> str:
         lines = ["## Tool catalog changes", ""]
         if not (self.added or self.removed or self.changed):
             return "\n".join(lines + ["No tool changed.", ""])
-        verdict = f"**{counts['breaking_changes']} breaking change{_s(counts['breaking_changes'])}.**" if self.breaking else "**No breaking changes.**"
-        other = counts["other_changes"] - counts["added"]
-        lines.append(
-            f"{verdict} Tools: {counts['added']} added, {counts['removed']} removed, {counts['changed']} changed "
-            f"({other} non-breaking change{_s(other)})."
-        )
+        verdict, tally = self._summary()
+        lines.append(f"**{verdict}** {tally}")
         if self.removed:
             lines += ["", "### Removed tools (breaking)", ""]
             lines += [f"- {_tool_label(t)}" for t in self.removed]
@@ -122,11 +127,7 @@ class Report:
             lines += ["", "### Added tools", ""]
             lines += [f"- {_tool_label(t)}" for t in self.added]
         for tool in self.changed:
-            version = ""
-            if tool.old_version != tool.new_version:
-                version = f" ({_md(tool.old_version or 'no version')} → {_md(tool.new_version or 'no version')})"
-            elif tool.new_version:
-                version = f" ({_md(tool.new_version)})"
+            version = _version_note(tool, _md)
             lines += ["", f"### {_code(tool.id)} {_md(tool.name)}{version}{' — breaking' if tool.breaking else ''}", ""]
             for change in sorted(tool.changes, key=lambda c: not c.breaking):
                 mark = "**breaking**" if change.breaking else "non-breaking"
@@ -134,20 +135,13 @@ class Report:
                 lines.append(f"- {mark}: {where}{_md(change.message)}")
         return "\n".join(lines) + "\n"
 
-
     def text(self) -> str:
         """The report as plain text for a terminal: the same content as `markdown`, without Markdown."""
-        counts = self.counts()
         lines = ["Tool catalog changes"]
         if not (self.added or self.removed or self.changed):
             return "\n".join(lines + ["No tool changed.", ""])
-        n = counts["breaking_changes"]
-        verdict = f"{n} breaking change{_s(n)}." if self.breaking else "No breaking changes."
-        other = counts["other_changes"] - counts["added"]
-        lines.append(
-            f"{verdict} Tools: {counts['added']} added, {counts['removed']} removed, {counts['changed']} changed "
-            f"({other} non-breaking change{_s(other)})."
-        )
+        verdict, tally = self._summary()
+        lines.append(f"{verdict} {tally}")
         if self.removed:
             lines += ["", "Removed tools (breaking):"]
             lines += [f"  {_plain_label(t)}" for t in self.removed]
@@ -155,11 +149,7 @@ class Report:
             lines += ["", "Added tools:"]
             lines += [f"  {_plain_label(t)}" for t in self.added]
         for tool in self.changed:
-            version = ""
-            if tool.old_version != tool.new_version:
-                version = f" ({_one_line(tool.old_version or 'no version')} → {_one_line(tool.new_version or 'no version')})"
-            elif tool.new_version:
-                version = f" ({_one_line(tool.new_version)})"
+            version = _version_note(tool, _one_line)
             lines += ["", f"{_one_line(tool.id)}  {_one_line(tool.name)}{version}{' — breaking' if tool.breaking else ''}"]
             for change in sorted(tool.changes, key=lambda c: not c.breaking):
                 where = f"{_one_line(change.path)}: " if change.path else ""
@@ -176,12 +166,19 @@ def _plain_label(tool: dict[str, Any]) -> str:
     return f"{_one_line(tool['id'])}  {_one_line(tool.get('name') or '')}{version}".rstrip()
 
 
+def _version_note(tool: ToolChanges, show: Callable[[Any], str]) -> str:
+    """" (1.0.0 → 2.0.0)", " (2.0.0)" or "", each version passed through `show`."""
+    if tool.old_version != tool.new_version:
+        return f" ({show(tool.old_version or 'no version')} → {show(tool.new_version or 'no version')})"
+    return f" ({show(tool.new_version)})" if tool.new_version else ""
+
+
 def _s(n: int) -> str:
     return "" if n == 1 else "s"
 
 
 def _md(text: Any) -> str:
-    line = " ".join(str(text).split())
+    line = _one_line(text)
     for ch in "\\`*_[]<>#|":
         line = line.replace(ch, "\\" + ch)
     return line
@@ -189,7 +186,7 @@ def _md(text: Any) -> str:
 
 def _code(text: Any) -> str:
     """A Markdown code span that survives backticks in untrusted text."""
-    value = " ".join(str(text).split())[:200]
+    value = _one_line(text)[:200]
     longest = max((len(m) for m in re.findall(r"`+", value)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if value.startswith("`") or value.endswith("`") or not value else ""
