@@ -61,7 +61,7 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
                 lambda raw: _guarded(lambda: _parse_tool_md(item, source, max_bytes, raw), item.path, workspace, item.hint),
                 _cacheable,
             )
-            if tool.format == "speccify":  # listed afresh: never part of what the cache holds
+            if tool.format == "speccify":  # listed here, never by the parser: the folder is not part of what the cache holds
                 tool.implementations = speccify.implementation_files(item.path.parent)
             catalog.tools.append(tool)
         elif item.name == DRIVER_MD:

@@ -34,9 +34,10 @@ def catalog_nav(nav: Navigation, config: MkDocsConfig, files: Files, catalog: Ca
     children: list[Any] = [index_page]
     if list_tools(options.nav_tools, len(catalog.tools)):
         groups: list[tuple[str, list[Page]]] = []
+        ordered = sorted_tools(catalog.tools)  # by the name the nav shows, as the index lists them
         for fmt in FORMATS:
             pages = []
-            for tool in sorted_tools(catalog.tools):  # by the name the nav shows, as the index lists them
+            for tool in ordered:
                 if tool.format != fmt:
                     continue
                 file = files.get_file_from_path(tool.page)

@@ -113,7 +113,6 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Manifest | None = N
     """Parse one TOOL.md; pass `manifest` (and the diagnostics reading it produced) when already read."""
     tool = Tool(id=path.parent.name, name=path.parent.name, format="speccify", source=source, abs_path=path)
     tool.kind = DETERMINISTIC  # by the format's definition: a program, no model
-    tool.implementations = implementation_files(path.parent)
     tool.diagnostics.extend(diagnostics or [])
     sink = common.Sink(source, tool.diagnostics)
     if manifest is None and read:

@@ -85,7 +85,7 @@ def render(catalog: Catalog, options: Options | None = None, site: Site | None =
         sealer = integrity.Sealer(head)
         for tool, entry in catalog_json.entries(catalog, options, site):
             sealer.add(entry)
-            catalog_json.validate_entry(entry, head)
+            catalog_json.validate_tool(entry, "catalog")
             key = (entry["id"], entry["source"])
             digests.append({"id": entry["id"], "source": entry["source"], integrity.ENTRY_FIELD: entry[integrity.ENTRY_FIELD]})
             if key in mcp_names:

@@ -202,7 +202,8 @@ def validate(document: Any, where: str = "catalog") -> None:
 
 
 def validate_tool(entry: Any, where: str = "tool file") -> None:
-    """Raise CatalogError when `entry` is not a valid `$defs/tool` of the catalog schema."""
+    """Raise CatalogError when `entry` is not a valid `$defs/tool` of the catalog schema (the schema
+    puts no rule across entries, so checking a catalog's entries one by one checks its list)."""
     wrapper = {
         "$schema": "x", "version": CATALOG_VERSION, "generator": dict(GENERATOR), "runner": runner(), "tools": [entry],
         "diagnostics": [], "counts": {"tools": 1, "invalid": 0, "by_status": {s: 0 for s in Status.values()}},
@@ -309,12 +310,6 @@ def entries(catalog: Catalog, options: Options | None = None, site: Site | None 
 
 def _scrubber(catalog: Catalog, options: Options) -> Scrub:
     return scrubber(catalog.root, [catalog.root / p for p in options.paths])
-
-
-def validate_entry(entry: dict[str, Any], head: dict[str, Any]) -> None:
-    """Raise CatalogError when `entry` is not what the catalog schema allows in `head`'s `tools`
-    (the schema puts no rule across entries, so checking them one by one checks the list)."""
-    validate({**head, "tools": [entry], integrity.CATALOG_FIELD: integrity.PREFIX + "0" * 64})
 
 
 def document(catalog: Catalog, options: Options | None = None, site: Site | None = None, extra_diagnostics: list[Diagnostic] | None = None) -> dict[str, Any]:
