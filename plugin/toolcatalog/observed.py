@@ -61,6 +61,18 @@ class Observed:
     spawned: list[str] = field(default_factory=list)  # of those, started by its child processes once it ran
     truncated: bool = False  # a list reached its cap; more happened than is listed
 
+    # How much one report lists, per run and merged over a tool's runs; past it the list is cut
+    # and `truncated` set.
+    LIMITS = {"files": 100, "connections": 50, "programs": 50, "spawned": 50}
+
+    def cap(self) -> None:
+        """Cut every list to its limit (LIMITS), marking the report truncated when one was longer."""
+        for name, limit in self.LIMITS.items():
+            items = getattr(self, name)
+            if len(items) > limit:
+                setattr(self, name, items[:limit])
+                self.truncated = True
+
     def writes(self, where: tuple[str, ...] = (WORKSPACE, ELSEWHERE)) -> list[FileChange]:
         """File changes in the given places (by default: everything outside the scratch folder)."""
         return [f for f in self.files if f.where in where]

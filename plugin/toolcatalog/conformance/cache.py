@@ -68,10 +68,6 @@ class ResultCache:
         assert self.folder is not None
         return self.folder / cache_key[:2] / f"{cache_key}.json"
 
-    def get(self, cache_key: str) -> Any | None:
-        found = self.lookup(cache_key)
-        return None if found is None else found[0]
-
     def lookup(self, cache_key: str) -> tuple[Any, float] | None:
         """The stored outcome and the seconds its run took (0 when not recorded), or None."""
         if self.folder is None:

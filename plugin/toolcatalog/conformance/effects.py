@@ -42,7 +42,6 @@ class Declared:
     """What a contract lets a run through one implementation or driver do."""
 
     judged: bool  # whether undeclared effects fail the run
-    no_effects: bool | None  # the contract says the tool changes nothing (None: it does not say)
     network: bool  # the run may use the network (the sandbox gives it one)
     workspace: list[str] = field(default_factory=list)  # globs relative to the workspace root
     paths: list[str] = field(default_factory=list)  # absolute globs
@@ -76,14 +75,14 @@ def declared(tool: Tool, ctx: Context, driver: Driver | None = None) -> Declared
     no_effects = declares_no_effects(tool)
     network = network_allowed(tool, ctx)
     if tool.format != "aip-14":
-        return Declared(judged=no_effects is True, no_effects=no_effects, network=network)
+        return Declared(judged=no_effects is True, network=network)
     mutates = tool.effects.mutates or []
     egress = _egress(driver) if driver is not None else None
     if egress is not None:
         network = network or bool(egress)
     else:
         network = network or any(r.kind == "network" for r in tool.effects.requires) or any(m.startswith("network:") for m in mutates)
-    result = Declared(judged=tool.effects.mutates is not None, no_effects=no_effects, network=network)
+    result = Declared(judged=tool.effects.mutates is not None, network=network)
     for entry in mutates:
         kind, _, scope = entry.partition(":")
         if kind == "workspace":
@@ -221,10 +220,7 @@ def report(tool: Tool, runs: list[Run], ctx: Context, network: bool) -> dict[str
                 for program in getattr(seen, name):
                     if program not in getattr(merged, name):
                         getattr(merged, name).append(program)
-        for name, limit in (("files", 100), ("connections", 50), ("programs", 50), ("spawned", 50)):
-            if len(getattr(merged, name)) > limit:
-                setattr(merged, name, getattr(merged, name)[:limit])
-                merged.truncated = True
+        merged.cap()
     reason = "" if mechanism is not None else (ctx.sandbox.reason or "some processes ran without the sandbox")
     result = SandboxReport(
         mechanism=mechanism,

@@ -50,18 +50,24 @@ class ResultSet:
     """Every result read, by key, and what reading them found."""
 
     by_key: dict[str, Result] = field(default_factory=dict)
-    files: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # files missing, unreadable or of another shape
+    # (format, source) -> the longest time of the results kept; made when first asked for
+    _longest: dict[tuple[str, str], float] | None = field(default=None, init=False, repr=False, compare=False)
 
     def get(self, key: str) -> Result | None:
         return self.by_key.get(key)
 
     def seconds_of(self, fmt: str, source: str) -> float | None:
         """The longest recorded time of a tool (any key: an edited tool takes about as long)."""
-        found = [r.seconds for r in self.by_key.values() if r.format == fmt and r.source == source]
-        return max(found) if found else None
+        if self._longest is None:
+            self._longest = {}
+            for r in self.by_key.values():
+                tool = (r.format, r.source)
+                self._longest[tool] = max(r.seconds, self._longest.get(tool, r.seconds))
+        return self._longest.get((fmt, source))
 
     def add(self, result: Result) -> None:
+        self._longest = None
         other = self.by_key.get(result.key)
         if other is None or _rank(result) < _rank(other):
             self.by_key[result.key] = result
@@ -96,7 +102,7 @@ def find(workspace: Path, patterns: Iterable[str]) -> tuple[list[Path], list[str
 
 def load(workspace: Path, patterns: Iterable[str]) -> ResultSet:
     files, notes = find(workspace, patterns)
-    results = ResultSet(files=files, notes=notes)
+    results = ResultSet(notes=notes)
     for path in files:
         problem = read_into(path, results)
         if problem:

@@ -26,9 +26,6 @@ from ..observed import ELSEWHERE, SCRATCH, WORKSPACE, Connection, FileChange, Ob
 from . import bwrap, layout, trace, tree
 from .probe import Facts, launcher_argv
 
-MAX_FILES = 100  # per run; past these the lists are cut (and marked truncated)
-MAX_CONNECTIONS = 50
-MAX_PROGRAMS = 50
 
 
 @dataclass
@@ -47,7 +44,6 @@ class Launch:
     cwd: Path  # where to start the launcher (a host folder that exists)
     mechanism: str
     network: bool
-    copied: bool  # the working folder is a writable copy
     workspace: str
     root: Path  # the run's host-side folder
     areas: list[_Area]
@@ -96,7 +92,7 @@ class Launch:
             seen = trace.parse(self.log, launcher_execs=1, cwd=self.cwd_inside)
             observed.truncated = observed.truncated or seen.truncated
             self._add_trace(observed, seen, diffed)
-        _cap(observed)
+        observed.cap()
         return observed
 
     def _add_trace(self, observed: Observed, seen: trace.Seen, diffed: set[str]) -> None:
@@ -155,14 +151,6 @@ atexit.register(flush)
 
 def _below(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
-def _cap(observed: Observed) -> None:
-    for name, limit in (("files", MAX_FILES), ("connections", MAX_CONNECTIONS), ("programs", MAX_PROGRAMS), ("spawned", MAX_PROGRAMS)):
-        items = getattr(observed, name)
-        if len(items) > limit:
-            setattr(observed, name, items[:limit])
-            observed.truncated = True
 
 
 def prepare(
@@ -235,7 +223,7 @@ def _bubblewrap(facts: Facts, command: list[str], cwd: str, env: dict[str, str],
         areas.append(_Area(root / "work", cwd, True))
     if log is not None:
         argv = trace.wrap(facts.tracer or "strace", log, argv)
-    return Launch(argv, layout.scratch_env(env), root, "bwrap", network, copied, ws, root, areas, log, layout.SCRATCH, cwd)
+    return Launch(argv, layout.scratch_env(env), root, "bwrap", network, ws, root, areas, log, layout.SCRATCH, cwd)
 
 
 def _landlock(facts: Facts, command: list[str], cwd: str, env: dict[str, str], ws: str, root: Path,
@@ -257,4 +245,4 @@ def _landlock(facts: Facts, command: list[str], cwd: str, env: dict[str, str], w
         argv = trace.wrap(facts.tracer or "strace", log, argv)
     env = layout.scratch_env(env, tmpdir=scratch + "/tmp", home=scratch + "/home")
     areas = [_Area(root / "scratch", scratch, False)]
-    return Launch(argv, env, root, "landlock", network, False, ws, root, areas, log, scratch, cwd)
+    return Launch(argv, env, root, "landlock", network, ws, root, areas, log, scratch, cwd)

@@ -50,7 +50,6 @@ PATH_WRITES = {
     "link", "linkat", "symlink", "symlinkat", "mknod", "mknodat", "chmod", "fchmodat", "chown", "fchownat",
     "lchown", "utimensat", "setxattr", "lsetxattr", "removexattr", "lremovexattr",
 }
-REMOVALS = {"unlink", "unlinkat", "rmdir"}
 # The second path argument is the one written (the first is what is linked to / renamed away).
 TARGET_IS_LAST = {"rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat"}
 MAX_LOG_BYTES = 256 << 20  # a log larger than this is read only this far (the result says truncated)
@@ -91,7 +90,6 @@ def wrap(strace: str, log: Path, argv: list[str]) -> list[str]:
 @dataclass
 class Write:
     path: str  # absolute, as the tool saw it
-    removal: bool  # unlink/rmdir: the path was removed (or the attempt was)
     ok: bool  # the call succeeded
 
 
@@ -289,7 +287,7 @@ class _Parser:
         if ok:
             self.fds.setdefault(pid, {})[ret] = path
         if any(flag in flags for flag in WRITE_FLAGS):
-            self.seen.writes.append(Write(path, removal=False, ok=ok))
+            self.seen.writes.append(Write(path, ok=ok))
 
     def _path_write(self, pid: str, name: str, argv: list[str], ok: bool) -> None:
         strings = [(i, a) for i, a in enumerate(argv) if _STR.fullmatch(a)]
@@ -305,8 +303,8 @@ class _Parser:
             src_index, src_raw = strings[0]
             src_dirfd = argv[src_index - 1] if src_index > 0 and not _STR.fullmatch(argv[src_index - 1]) else None
             source = self._resolve(pid, src_dirfd, _unescape(_STR.fullmatch(src_raw).group(1)))  # type: ignore[union-attr]
-            self.seen.writes.append(Write(source, removal=True, ok=ok))
-        self.seen.writes.append(Write(path, removal=name in REMOVALS, ok=ok))
+            self.seen.writes.append(Write(source, ok=ok))
+        self.seen.writes.append(Write(path, ok=ok))
 
 
 def parse(log: Path, launcher_execs: int, cwd: str) -> Seen:
