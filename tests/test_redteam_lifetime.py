@@ -26,7 +26,7 @@ import pytest
 
 from manifests import PLATFORM, aip_driver, aip_tool, cli_entry, speccify_tool, write
 from procs import alive, gone, no_leftovers  # noqa: F401 (an autouse fixture)
-from sitebuild import REPO, run_check, tool_of
+from sitebuild import QUIET_HOSTS, REPO, mkdocs_project, run_check, tool_of
 from toolcatalog import sandbox
 from toolcatalog.sandbox import landlock_launcher, layout, tree
 
@@ -172,6 +172,26 @@ def test_sigterm_ends_an_unsandboxed_tools_process_group_too(tmp_path: Path) -> 
         assert gone(*main), "the tool's process group outlived the build"
     finally:
         stop_leftovers(marker)  # unsandboxed, the daemon in a session of its own is not stopped (documented)
+
+
+@needs_trace
+def test_sigterm_to_mkdocs_build_ends_the_plugins_runs_too(tmp_path: Path) -> None:
+    marker = new_marker()
+    ws = mkdocs_project(tmp_path / "site", plugin={"timeout": 300, "cache": False})
+    speccify_tool(ws, "hang", [("never ends", {"marker": marker}, {})], files={f"{PLATFORM}.py": HANG_PY},
+                  effects="starts a background process")
+    build = subprocess.Popen([sys.executable, "-m", "mkdocs", "build"], cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env={**os.environ, **QUIET_HOSTS})
+    try:
+        while len(sleepers(marker)) < 2:  # a hang guard, not a timing assertion
+            assert build.poll() is None, build.communicate()
+        pids = sleepers(marker)
+        build.terminate()
+        build.communicate(timeout=120)
+        assert build.returncode == 143
+        assert gone(*pids) and run_folders_of(marker) == []
+    finally:
+        stop_leftovers(marker)
 
 
 @pytest.mark.parametrize("mechanism", ["bwrap", "landlock"])
@@ -323,7 +343,54 @@ def test_a_link_in_the_working_folder_copy_makes_the_build_create_nothing_outsid
             shutil.rmtree(BASE / name)
 
 
-# --------------------------------------------------------------------------- 3. an MCP server's stderr
+# --------------------------------------------------------------------------- 3. MCP servers
+
+
+# Before the server's own code: its hanging call leaves a mark first, so the test knows the call is under way.
+IN_CALL = """
+import time as _time
+_sleep = _time.sleep
+def _marked(seconds):
+    open("in-call", "w").close()
+    _sleep(seconds)
+_time.sleep = _marked
+"""
+
+
+def hanging_mcp(root: Path, pid_file: Path) -> Path:
+    from test_conformance import MCP_SERVER
+
+    aip_tool(root, "demo.add", examples=[{"name": "two and two", "input": {"a": 2, "b": 2}, "output": {"sum": 4}}],
+             inputs={"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}},
+             outputs={"type": "object", "properties": {"sum": {"type": "number"}}})
+    folder = aip_driver(root, "hangs", "demo.add", kind="mcp", transport="stdio",
+                        server={"kind": "binary", "path": "python3", "args": ["server.py", str(pid_file)]},
+                        entry={"metadata": {"mcp": {"tool_name": "add"}}}, files={"server.py": IN_CALL + MCP_SERVER})
+    write(folder / "hang", "")  # the server never answers the call
+    return folder
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGKILL])
+def test_an_unsandboxed_mcp_server_dies_with_the_build(tmp_path: Path, number: int) -> None:
+    pytest.importorskip("mcp")
+    pid_file = tmp_path / "pids.txt"
+    folder = hanging_mcp(tmp_path / "ws", pid_file)
+    build = start_check(tmp_path / "ws", None, "--sandbox", "off")
+    server = None
+    try:
+        while not (folder / "in-call").exists():  # a hang guard, not a timing assertion
+            assert build.poll() is None, build.communicate()
+        server = int(pid_file.read_text().split()[0])
+        os.kill(build.pid, number)
+        build.communicate(timeout=120)  # SIGTERM: the session is cancelled, not left to its 300 s timeout
+        assert build.returncode == (143 if number == signal.SIGTERM else -9)
+        assert gone(server), "the MCP server outlived the build"
+    finally:
+        if server is not None and alive(server):
+            os.kill(server, signal.SIGKILL)
+
+
+# an MCP server's stderr
 
 SPAM = """
 import sys
