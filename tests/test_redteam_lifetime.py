@@ -96,9 +96,9 @@ def landlock_path(tmp_path: Path) -> dict[str, str]:
     return {"PATH": str(folder)}
 
 
-def start_check(ws: Path, env: dict[str, str] | None = None, *args: str) -> subprocess.Popen[str]:
+def start_check(ws: Path, env: dict[str, str] | None = None, *args: str, timeout: str = "300") -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "toolcatalog.cli", "check", str(ws), "--no-cache", "--timeout", "300", *args],
+        [sys.executable, "-m", "toolcatalog.cli", "check", str(ws), "--no-cache", "--timeout", timeout, *args],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
     )
 
@@ -172,6 +172,22 @@ def test_sigterm_ends_an_unsandboxed_tools_process_group_too(tmp_path: Path) -> 
         assert gone(*main), "the tool's process group outlived the build"
     finally:
         stop_leftovers(marker)  # unsandboxed, the daemon in a session of its own is not stopped (documented)
+
+
+def test_at_its_timeout_a_landlock_run_leaves_no_daemon(tmp_path: Path) -> None:
+    env = mechanism_env("landlock", tmp_path)
+    marker = new_marker()
+    ws = tmp_path / "ws"
+    speccify_tool(ws, "hang", [("never ends", {"marker": marker}, {})], files={f"{PLATFORM}.py": HANG_PY},
+                  effects="starts a background process")
+    build = start_check(ws, env, "--json", timeout="3")
+    try:
+        stdout, stderr = build.communicate(timeout=120)
+        assert json.loads(stdout)["tools"][0]["examples"][0]["detail"].startswith("timed out"), stderr
+        assert json.loads(stdout)["tools"][0]["sandbox"]["mechanism"] == "landlock"
+        assert sleepers(marker) == [] or gone(*sleepers(marker)), "the daemon outlived its run"
+    finally:
+        stop_leftovers(marker)
 
 
 @needs_trace

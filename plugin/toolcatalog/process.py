@@ -187,12 +187,12 @@ def _kill_running() -> None:
 
 
 @contextlib.contextmanager
-def ended_by_signals(signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGHUP)) -> Iterator[None]:
+def ended_by_signals(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP")) -> Iterator[None]:
     """Inside: SIGTERM and SIGHUP kill every running process group and raise SystemExit(128 + n)
     in the main thread, so the build unwinds (cancelling the runs queued and under way) and its
     folders are removed. Only where the signal has its default action (ending the process on the
     spot, with nothing cleaned up); elsewhere, and outside the main thread, nothing changes."""
-    if threading.current_thread() is not threading.main_thread():
+    if os.name != "posix" or threading.current_thread() is not threading.main_thread():
         yield
         return
     previous: dict[int, object] = {}
@@ -201,7 +201,7 @@ def ended_by_signals(signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGHUP))
         _kill_running()
         raise SystemExit(128 + number)
 
-    for number in signals:
+    for number in (getattr(signal, name) for name in signals if hasattr(signal, name)):
         if signal.getsignal(number) is signal.SIG_DFL:
             previous[number] = signal.signal(number, end)
     try:

@@ -165,6 +165,10 @@ class _StderrTail:
         os.close(self.reader_fd)
 
     def _read(self) -> None:
+        if not hasattr(select, "poll"):  # Windows (untested): read to the end of the stream
+            for chunk in iter(lambda: os.read(self.reader_fd, 64 << 10), b""):
+                self.buffer = (self.buffer + chunk)[-self.cap:]
+            return
         poller = select.poll()
         poller.register(self.reader_fd, select.POLLIN)
         while True:

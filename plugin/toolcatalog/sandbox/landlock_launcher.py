@@ -20,9 +20,10 @@ exiting with the command's status. What it cannot do, without a PID namespace: a
 survives if the launcher itself is killed with SIGKILL (at a timeout, the build kills the process
 group, which a process could leave, were it not for the seccomp filter below). When the launcher's parent dies (the build, or
 strace around the launcher), the kernel sends it SIGTERM; on SIGTERM, SIGINT or SIGHUP it kills
-every descendant and exits (`_end_with_parent`). No descendant can leave the launcher's process
-group: `setsid` and `setpgid` do nothing (a seccomp filter makes them return 0 unexecuted), so the
-build's SIGKILL to the group at a timeout ends daemons too. Exit status 125: Landlock is unavailable.
+every descendant and exits (`_end_with_parent`). The launcher leads a process group of its own, and
+no descendant can leave it: `setsid` and `setpgid` do nothing (a seccomp filter makes them return 0
+unexecuted), so one SIGKILL to the group (the build's at a timeout, or the launcher's when strace
+around it is killed) ends daemons too. Exit status 125: Landlock is unavailable.
 """
 
 from __future__ import annotations
@@ -264,12 +265,19 @@ def _stay_in_the_group() -> None:
 
 def _end_with_parent() -> None:
     """SIGTERM when the parent dies (replacing the build's SIGKILL, which would leave the
-    descendants that left the command's session), and on SIGTERM, SIGINT or SIGHUP every descendant
-    is killed before the launcher exits: nobody else would stop them. A parent that died before
-    this point sent the SIGKILL still in force, so there is no gap. Every descendant is in the
-    launcher's process group (`_stay_in_the_group`), so one kill(0) ends them: under strace,
-    whose death leaves the launcher unable to open anything (its traced calls fail with ENOSYS),
-    reading /proc cannot be relied on."""
+    descendants that left the command's session), and on SIGTERM, SIGINT or SIGHUP the launcher's
+    whole process group is killed, itself included: nobody else would stop them. A parent that
+    died before this point sent the SIGKILL still in force, so there is no gap.
+
+    The launcher leads a process group of its own (under strace it would share strace's, or the
+    build's while the build probes the sandbox, and the kill must reach nobody outside the run),
+    and every descendant stays in it (`_stay_in_the_group`), so one kill(0) ends them all. Reading
+    /proc is no way to find them: once strace is gone, the launcher's traced calls, `openat`
+    included, fail with ENOSYS."""
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass  # a session leader (started by the build directly) leads its group already
 
     def end(number: int, _frame: object) -> None:
         os.kill(0, signal.SIGKILL)  # the whole group, the launcher included

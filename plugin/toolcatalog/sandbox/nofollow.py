@@ -22,7 +22,8 @@ from typing import Iterator
 __all__ = ["MAX_DEPTH", "Walk", "make_inside", "remove"]
 
 MAX_DEPTH = 100  # folder levels a walk descends (copies and pictures); deeper ones are cut and reported
-_OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
+# (getattr: the module is imported everywhere, and only used where the sandbox runs: Linux)
+_OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 _REMOVE_DEPTH = 32  # removal moves anything deeper up to the top, so a chain of any depth goes
 
 

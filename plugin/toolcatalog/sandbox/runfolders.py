@@ -16,7 +16,6 @@ alone.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import secrets
 import stat
@@ -24,6 +23,11 @@ import tempfile
 import threading
 
 from . import layout, nofollow
+
+try:
+    import fcntl
+except ImportError:  # Windows: no sandbox, so no run folders
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["folder", "release", "sweep"]
 
