@@ -133,7 +133,10 @@ class Walk:
         return ident
 
     def _up(self, expected: tuple[int, int]) -> bool:
-        parent = os.open("..", _OPEN_DIR, dir_fd=self._fd)
+        try:
+            parent = os.open("..", _OPEN_DIR, dir_fd=self._fd)
+        except OSError:
+            return False
         os.close(self._fd)
         self._fd = parent
         return _ident(os.fstat(parent)) == expected
