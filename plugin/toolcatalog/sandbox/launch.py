@@ -4,8 +4,8 @@
         result = run_process(launch.argv, cwd=launch.cwd, env=launch.env, ...)
         observed = launch.observe()
 
-`prepare` creates the run's host-side folder (under the system temp folder, never in the
-repository): `tmp` and `scratch`, the writable places the tool sees as `/tmp` and `/scratch`,
+`prepare` creates the run's host-side folder (inside this build's folder for runs, in /dev/shm or
+the system temp folder, never in the repository; see `runfolders`): `tmp` and `scratch`, the writable places the tool sees as `/tmp` and `/scratch`,
 `work`, a copy of the working folder when it is small enough, `empty`, used to hide folders, and
 the strace log. `observe` compares the writable places with their state before the run and reads
 the trace. Leaving the `with` block deletes the folder: nothing the tool wrote survives it.
