@@ -21,6 +21,16 @@ run: a process not yet started is not started, a running one has its group
 killed within a quarter of a second, and the result says it was cancelled.
 This is how Ctrl-C stops the runs already under way on worker threads.
 
+Nothing started here outlives the build. On Linux each process gets a
+parent-death signal (SIGKILL when the thread that started it ends, so also when
+the build is killed with SIGKILL or by the OOM killer): a sandboxed run's first
+process (strace, bubblewrap or the Landlock launcher) takes its sandbox down
+with it. Inside `with ended_by_signals():`, SIGTERM and SIGHUP (what `timeout`,
+`docker stop`, CI cancellation and a closed terminal send) kill every process
+group this module has running and then end the build like Ctrl-C does, so its
+run folders are removed on the way out; a handler someone else installed (or
+SIG_IGN, as under `nohup`) is left in place.
+
 POSIX only in earnest; on Windows it falls back to `subprocess.run` with a
 timeout (caps applied after the fact, untested).
 """
@@ -45,6 +55,10 @@ from typing import Iterable, Iterator, Mapping
 
 __all__ = [
     "CANCELLED",
+    "cancel_requested",
+    "die_with_parent_argv",
+    "ended_by_signals",
+    "parent_death_preexec",
     "ENV_ALLOWLIST",
     "PROVIDER_VARS",
     "ProcessResult",
@@ -95,6 +109,106 @@ def cancel_on(event: threading.Event) -> Iterator[None]:
         yield
     finally:
         _CANCEL.reset(token)
+
+
+def cancel_requested() -> bool:
+    """Whether the runs of this block (see `cancel_on`) should stop: for processes that something
+    else runs (the MCP SDK), to stop them as `run_process` would."""
+    event = _CANCEL.get()
+    return event is not None and event.is_set()
+
+
+# --------------------------------------------------------------------------- dying with the build
+
+_PR_SET_PDEATHSIG = 1
+_running: set[int] = set()  # process groups started by run_process and not yet ended
+_running_lock = threading.RLock()  # re-entrant: the signal handler may run while the main thread holds it
+
+
+def _load_prctl():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError, ImportError):
+        return None
+
+
+_prctl = _load_prctl()
+
+
+def parent_death_preexec():
+    """A `preexec_fn` that gives the child SIGKILL when its parent (the thread that starts it)
+    dies, or None where the kernel has no such thing. It checks the parent afterwards: one that died
+    between fork and prctl would never send the signal. Only a pre-loaded C function is called in
+    the child, so it is safe with other threads running."""
+    if _prctl is None:
+        return None
+    prctl, parent, kill, getppid, me = _prctl, os.getpid(), os.kill, os.getppid, os.getpid
+
+    def die_with_parent() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if getppid() != parent:
+            kill(me(), signal.SIGKILL)
+
+    return die_with_parent
+
+
+# Run with the build's Python by `die_with_parent_argv`: the parent-death signal, the check that the
+# parent is still the one that started it, then the command itself in the same process.
+_SHIM = (
+    "import ctypes, os, sys\n"
+    "ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    os._exit(137)\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+
+
+def die_with_parent_argv(argv: list[str]) -> list[str]:
+    """`argv` prefixed so that it gets SIGKILL when the thread that starts it ends: for processes
+    that something else starts (the MCP SDK has no `preexec_fn`). Unchanged where there is no
+    parent-death signal."""
+    if _prctl is None or not sys.executable:
+        return list(argv)
+    return [sys.executable, "-I", "-S", "-c", _SHIM, str(os.getpid()), *argv]
+
+
+def _kill_running() -> None:
+    with _running_lock:
+        groups = list(_running)
+    for group in groups:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+@contextlib.contextmanager
+def ended_by_signals(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP")) -> Iterator[None]:
+    """Inside: SIGTERM and SIGHUP kill every running process group and raise SystemExit(128 + n)
+    in the main thread, so the build unwinds (cancelling the runs queued and under way) and its
+    folders are removed. Only where the signal has its default action (ending the process on the
+    spot, with nothing cleaned up); elsewhere, and outside the main thread, nothing changes."""
+    if os.name != "posix" or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous: dict[int, object] = {}
+
+    def end(number: int, _frame: object) -> None:
+        _kill_running()
+        raise SystemExit(128 + number)
+
+    for number in (getattr(signal, name) for name in signals if hasattr(signal, name)):
+        if signal.getsignal(number) is signal.SIG_DFL:
+            previous[number] = signal.signal(number, end)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 @dataclass
@@ -262,12 +376,19 @@ def run_process(
             start_new_session=True,
             close_fds=True,
             bufsize=0,
+            preexec_fn=parent_death_preexec(),
         )
     except OSError as exc:
         return _failed(argv, _start_error(exc, argv, Path(cwd)), started)
     except (ValueError, TypeError) as exc:  # e.g. an embedded NUL byte
         return _failed(argv, f"could not start {argv[0]}: {exc}", started)
-    return _Runner(proc, argv, stdin, timeout_s, max_stdout, max_stderr, started, cancel).run()
+    with _running_lock:  # one started in the moment a signal handler ran is stopped by the cancel instead
+        _running.add(proc.pid)
+    try:
+        return _Runner(proc, argv, stdin, timeout_s, max_stdout, max_stderr, started, cancel).run()
+    finally:
+        with _running_lock:
+            _running.discard(proc.pid)
 
 
 class _Runner:

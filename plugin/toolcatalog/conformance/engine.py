@@ -33,7 +33,7 @@ from ..formats.smarttool import RUNTIME_RULE_IDS
 from ..model import Catalog, Tool
 from ..statuses import Status
 from ..options import Options
-from ..process import cancel_on
+from ..process import cancel_on, ended_by_signals
 from ..scrub import clean, scrubber
 from . import agentproto, shards, smarttool, speccify
 from . import cache as cache_mod
@@ -162,13 +162,14 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
         stop = threading.Event()
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="toolcatalog")
         try:
-            futures = [(index, pool.submit(_guarded, task, stop)) for index, task in tasks]
-            for index, future in futures:
-                value, took = future.result()
-                results[index].append(value)
-                seconds[index] += took
+            with ended_by_signals():  # SIGTERM and SIGHUP end the build the way Ctrl-C does
+                futures = [(index, pool.submit(_guarded, task, stop)) for index, task in tasks]
+                for index, future in futures:
+                    value, took = future.result()
+                    results[index].append(value)
+                    seconds[index] += took
         except BaseException:
-            # Ctrl-C (or anything else): drop what is queued, stop what runs, and do not wait for it.
+            # Ctrl-C, SIGTERM (or anything else): drop what is queued, stop what runs, and do not wait for it.
             stop.set()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
@@ -183,7 +184,7 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
             stats.results.append(_result(tool, cache_key, seconds[index], outcome))
             _store_after_run(tool, job, cache_key, outcome, planners, ctx, key_of, store)
         apply(tool, outcome)
-    sandbox.flush()  # every run's throwaway folder is gone before the build goes on
+    stats.notes += sandbox.flush()  # every run's throwaway folder is gone before the build goes on
     stats.seconds = time.monotonic() - started
     return stats
 

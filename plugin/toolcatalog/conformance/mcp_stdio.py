@@ -5,20 +5,29 @@ as a fallback, the driver's `bin`/`bin_args`. The MCP tool to call is the
 `implements` entry's `metadata.mcp.tool_name`, else the key of `mcp_tools` that
 maps to the tool's id. The result compared is `structuredContent`, else the
 JSON in the first text content.
+
+The server's stderr goes to a pipe that a thread reads, keeping only the last
+64 KiB: nothing a server writes reaches the disk, and memory stays flat. The
+server starts through a parent-death shim (`process.die_with_parent_argv`), so
+it (or the sandbox around it) dies with the build, and a cancelled build (Ctrl-C,
+SIGTERM) ends the session within a quarter of a second instead of at its
+timeout.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
-import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from ..jsonvalues import MAX_DEPTH, too_deep
 from ..model import Driver, Implementation, Run, Tool
+from ..process import CANCELLED, cancel_requested, die_with_parent_argv
 from ..statuses import RunStatus
 from .effects import Declared
 from .job import Context
@@ -82,22 +91,20 @@ def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix
     started = time.monotonic()
     result = None
     here = driver.abs_path.parent
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog, \
-            ctx.launch(prefix, cwd=here, env=ctx.env, network=rules.network, hidden=rules.hidden) as launch:
+    errlog = _StderrTail(STDERR_TAIL)
+    with errlog, ctx.launch(prefix, cwd=here, env=ctx.env, network=rules.network, hidden=rules.hidden) as launch:
         command, env, cwd = (launch.argv, launch.env, launch.cwd) if launch is not None else (prefix, ctx.env, here)
         try:
             import anyio  # the `mcp` extra's dependency: imported only when an MCP driver runs
 
-            result = anyio.run(_call, command, env, cwd, name, arguments, timeout, errlog)
+            result = anyio.run(_call, die_with_parent_argv(command), env, cwd, name, arguments, timeout, errlog.writer,
+                               cancel_requested)
         except TimeoutError:
             run.detail = f"timed out after {timeout:g}s"
         except Exception as exc:  # the SDK raises many kinds; each is a failed run, not a crashed build
             cause = _leaf(exc)  # the SDK's task groups wrap the real error in (nested) exception groups
-            run.detail = f"MCP call failed: {type(cause).__name__}: {cause}"[:500]
-        # Only the tail is read, like the stderr cap of other runs: a chatty server cannot fill memory.
-        errlog.flush()
-        size = os.fstat(errlog.fileno()).st_size
-        stderr = os.pread(errlog.fileno(), STDERR_TAIL, max(0, size - STDERR_TAIL))
+            run.detail = CANCELLED if isinstance(cause, _Cancelled) else f"MCP call failed: {type(cause).__name__}: {cause}"[:500]
+        stderr = errlog.tail()
         run.stderr = excerpt(stderr, scrub=ctx.scrub)
         if result is None and run.detail.startswith("MCP call failed") and last_line(stderr):
             run.detail += f" (server stderr: {last_line(stderr, ctx.scrub)})"
@@ -129,17 +136,85 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-async def _call(command: list[str], env: dict[str, str], cwd: Path, name: str, arguments: dict[str, Any], timeout: float, errlog: Any) -> tuple[bool, Any, str]:
+class _Cancelled(Exception):
+    """The build was cancelled while the session ran."""
+
+
+class _StderrTail:
+    """A pipe for a server's stderr and a thread that keeps only its last `cap` bytes.
+
+    The write end goes to the server; closing it here (at the end of the `with`) leaves the server's
+    copies, so the reader stops at end-of-file or, when a leftover process still holds the pipe,
+    a quarter of a second later."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.buffer = bytearray()
+        read_fd, write_fd = os.pipe()
+        self.reader_fd = read_fd
+        self.writer = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._read, name="toolcatalog-mcp-stderr", daemon=True)
+
+    def __enter__(self) -> "_StderrTail":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._finish()
+        os.close(self.reader_fd)
+
+    def _read(self) -> None:
+        if not hasattr(select, "poll"):  # Windows (untested): read to the end of the stream
+            for chunk in iter(lambda: os.read(self.reader_fd, 64 << 10), b""):
+                self.buffer = (self.buffer + chunk)[-self.cap:]
+            return
+        poller = select.poll()
+        poller.register(self.reader_fd, select.POLLIN)
+        while True:
+            ready = poller.poll(250)
+            chunk = os.read(self.reader_fd, 64 << 10) if ready else b""
+            self.buffer += chunk
+            if len(self.buffer) > self.cap:
+                del self.buffer[: len(self.buffer) - self.cap]
+            if (ready and not chunk) or self.stop.is_set():
+                return  # end of file, or the session is over (what a leftover still writes is not wanted)
+
+    def _finish(self) -> None:
+        if not self.writer.closed:
+            self.writer.close()
+            self.stop.set()
+            self.thread.join()
+
+    def tail(self) -> bytes:
+        """The last `cap` bytes written (the server's session is over: its pipe is closed here)."""
+        self._finish()
+        return bytes(self.buffer)
+
+
+async def _call(command: list[str], env: dict[str, str], cwd: Path, name: str, arguments: dict[str, Any], timeout: float, errlog: Any,
+                cancelled: Any) -> tuple[bool, Any, str]:
     import anyio
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     params = StdioServerParameters(command=command[0], args=command[1:], env=dict(env), cwd=str(cwd))
+
+    async def watch(scope: anyio.CancelScope) -> None:
+        while not cancelled():
+            await anyio.sleep(0.25)
+        scope.cancel()
+
     with anyio.fail_after(timeout):
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                result = await session.call_tool(name, arguments)
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch, group.cancel_scope)
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    result = await session.call_tool(name, arguments)
+            group.cancel_scope.cancel()
+    if cancelled():
+        raise _Cancelled()
     is_error = bool(getattr(result, "is_error", getattr(result, "isError", False)))
     structured = getattr(result, "structured_content", getattr(result, "structuredContent", None))
     texts = [getattr(item, "text", None) for item in getattr(result, "content", []) or []]

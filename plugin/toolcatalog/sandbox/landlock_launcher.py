@@ -18,7 +18,12 @@ The launcher is a child subreaper: processes that leave the command's session (`
 are re-parented to it, and when the command exits it kills every descendant still alive before
 exiting with the command's status. What it cannot do, without a PID namespace: a descendant
 survives if the launcher itself is killed with SIGKILL (at a timeout, the build kills the process
-group, which a process in its own session has left). Exit status 125: Landlock is unavailable.
+group, which a process could leave, were it not for the seccomp filter below). When the launcher's parent dies (the build, or
+strace around the launcher), the kernel sends it SIGTERM; on SIGTERM, SIGINT or SIGHUP it kills
+every descendant and exits (`_end_with_parent`). The launcher leads a process group of its own, and
+no descendant can leave it: `setsid` and `setpgid` do nothing (a seccomp filter makes them return 0
+unexecuted), so one SIGKILL to the group (the build's at a timeout, or the launcher's when strace
+around it is killed) ends daemons too. Exit status 125: Landlock is unavailable.
 """
 
 from __future__ import annotations
@@ -204,6 +209,85 @@ def _kill_descendants() -> None:
             pass
 
 
+# seccomp: (architecture in seccomp_data, [system call numbers of setsid and setpgid]); x32 calls
+# come with the x86_64 architecture and bit 30 set.
+_X32 = 0x40000000
+_GROUP_CALLS = (
+    (0xC000003E, (112, 109, _X32 | 112, _X32 | 109)),  # x86_64 (and x32)
+    (0x40000003, (66, 57)),  # i386
+    (0xC00000B7, (157, 154)),  # aarch64
+    (0x40000028, (66, 57)),  # arm
+)
+_SECCOMP_RET_ALLOW, _SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def _group_filter() -> list[tuple[int, int, int, int]]:
+    """Classic BPF: for each known architecture, setsid and setpgid return 0 without running."""
+    load_word, jump_equal, ret = 0x20, 0x15, 0x06
+    blocks: list[list[tuple[int, int, int, int]]] = []
+    for _arch, numbers in _GROUP_CALLS:
+        block = [(load_word, 0, 0, 0)]  # seccomp_data.nr
+        for i, number in enumerate(numbers):
+            block.append((jump_equal, len(numbers) - i, 0, number))  # to the "return 0" at the end
+        block += [(ret, 0, 0, _SECCOMP_RET_ALLOW), (ret, 0, 0, _SECCOMP_RET_ERRNO | 0)]
+        blocks.append(block)
+    head = [(load_word, 0, 0, 4)]  # seccomp_data.arch
+    dispatch_length = len(_GROUP_CALLS) + 1  # one jump per architecture, then "allow"
+    offset = 0
+    for i, (arch, _numbers) in enumerate(_GROUP_CALLS):
+        head.append((jump_equal, dispatch_length - 1 - i + offset, 0, arch))
+        offset += len(blocks[i])
+    head.append((ret, 0, 0, _SECCOMP_RET_ALLOW))  # an architecture not listed
+    return head + [instruction for block in blocks for instruction in block]
+
+
+def _stay_in_the_group() -> None:
+    """Keep the command and everything it starts in the launcher's process group (needs
+    `no_new_privs`, set by `restrict`). Without a PID namespace this is what lets one signal to the
+    group end them all."""
+    program = _group_filter()
+    array = (_SockFilter * len(program))(*[_SockFilter(*instruction) for instruction in program])
+    fprog = _SockFprog(len(program), array)
+    if _c().prctl(ctypes.c_int(PR_SET_SECCOMP), ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(fprog),
+                  ctypes.c_ulong(0), ctypes.c_ulong(0)) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"seccomp: {os.strerror(error)}")
+
+
+def _end_with_parent() -> None:
+    """SIGTERM when the parent dies (replacing the build's SIGKILL, which would leave the
+    descendants that left the command's session), and on SIGTERM, SIGINT or SIGHUP the launcher's
+    whole process group is killed, itself included: nobody else would stop them. A parent that
+    died before this point sent the SIGKILL still in force, so there is no gap.
+
+    The launcher leads a process group of its own (under strace it would share strace's, or the
+    build's while the build probes the sandbox, and the kill must reach nobody outside the run),
+    and every descendant stays in it (`_stay_in_the_group`), so one kill(0) ends them all. Reading
+    /proc is no way to find them: once strace is gone, the launcher's traced calls, `openat`
+    included, fail with ENOSYS."""
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass  # a session leader (started by the build directly) leads its group already
+
+    def end(number: int, _frame: object) -> None:
+        os.kill(0, signal.SIGKILL)  # the whole group, the launcher included
+        os._exit(128 + number)
+
+    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(number, end)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def main(args: list[str]) -> int:
     read, write, hide, cwd, network = [], [], [], None, False
     i = 0
@@ -233,20 +317,20 @@ def main(args: list[str]) -> int:
         print("landlock launcher: Landlock is unavailable", file=sys.stderr)
         return 125
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    _end_with_parent()  # before the fork: the child resets its handlers when it execs the command
     child = os.fork()
     if child == 0:
         try:
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
             _drop_capabilities()
             restrict(read, write, hide, network)
+            _stay_in_the_group()
             if cwd:
                 os.chdir(cwd)
             os.execvp(command[0], command)
         except BaseException as exc:  # noqa: BLE001 - anything: report it and exit like exec failed
             print(f"landlock launcher: {command[0]}: {exc}", file=sys.stderr)
             os._exit(127 if isinstance(exc, FileNotFoundError) else 126)
-    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(number, lambda n, _frame: os.kill(child, n))
     status = 0
     while True:
         try:

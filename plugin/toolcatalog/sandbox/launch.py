@@ -4,8 +4,8 @@
         result = run_process(launch.argv, cwd=launch.cwd, env=launch.env, ...)
         observed = launch.observe()
 
-`prepare` creates the run's host-side folder (under the system temp folder, never in the
-repository): `tmp` and `scratch`, the writable places the tool sees as `/tmp` and `/scratch`,
+`prepare` creates the run's host-side folder (inside this build's folder for runs, in /dev/shm or
+the system temp folder, never in the repository; see `runfolders`): `tmp` and `scratch`, the writable places the tool sees as `/tmp` and `/scratch`,
 `work`, a copy of the working folder when it is small enough, `empty`, used to hide folders, and
 the strace log. `observe` compares the writable places with their state before the run and reads
 the trace. Leaving the `with` block deletes the folder: nothing the tool wrote survives it.
@@ -16,14 +16,13 @@ from __future__ import annotations
 import atexit
 import os
 import queue
-import shutil
 import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..observed import ELSEWHERE, SCRATCH, WORKSPACE, Connection, FileChange, Observed
-from . import bwrap, layout, trace, tree
+from . import bwrap, layout, nofollow, runfolders, trace, tree
 from .probe import Facts, launcher_argv
 
 
@@ -117,19 +116,26 @@ class Launch:
 
 
 # Removing a run's folder is slow on some filesystems (overlayfs: milliseconds per folder), so it
-# happens on a thread of its own instead of delaying the next run; `flush` waits for it.
+# happens on a thread of its own instead of delaying the next run; `flush` waits for it. The folder
+# holds whatever the tool left (links, chains thousands of levels deep, unreadable folders), so the
+# removal never follows a link, never recurses, and a failure is noted, never the end of the thread.
 _trash: "queue.Queue[Path]" = queue.Queue()
 _remover: threading.Thread | None = None
 _remover_lock = threading.Lock()
+_left: list[str] = []  # what could not be removed, for the build log
 
 
 def _remove_forever() -> None:
     while True:
         folder = _trash.get()
         try:
-            shutil.rmtree(folder, ignore_errors=True)
+            problem = nofollow.remove(str(folder))
+        except Exception as exc:  # noqa: BLE001 - the thread must live on, or `flush` waits forever
+            problem = f"{folder}: {type(exc).__name__}: {exc}"
         finally:
             _trash.task_done()
+        if problem:
+            _left.append(f"a run's throwaway folder is not fully removed: {problem}")
 
 
 def _discard(folder: Path) -> None:
@@ -141,12 +147,20 @@ def _discard(folder: Path) -> None:
     _trash.put(folder)
 
 
-def flush() -> None:
-    """Wait until every finished run's folder is removed (the engine calls this at the end)."""
+def flush() -> list[str]:
+    """Wait until every finished run's folder is removed (the engine calls this at the end); what
+    could not be removed since the last call."""
     _trash.join()
+    notes, _left[:] = list(_left), []
+    return notes
 
 
-atexit.register(flush)
+def _at_exit() -> None:
+    flush()
+    runfolders.release()
+
+
+atexit.register(_at_exit)
 
 
 def _below(path: str, folder: str) -> bool:
@@ -172,11 +186,11 @@ def prepare(
     hidden = [os.path.realpath(p) for p in (hidden or [])]
     outside = sorted({os.path.realpath(r) for r in (roots or []) if not _below(os.path.realpath(r), ws) and os.path.isdir(r)})
     hidden += [os.path.join(r, ".git") for r in outside if os.path.lexists(os.path.join(r, ".git"))]
-    root = Path(tempfile.mkdtemp(prefix="toolcatalog-run-", dir=layout.base_folder()))
+    root = Path(tempfile.mkdtemp(prefix="run-", dir=runfolders.folder()))
     try:
         return _prepare(facts, command, root, here, env, ws, network, hidden, outside)
     except BaseException:
-        shutil.rmtree(root, ignore_errors=True)  # nothing half-made is left behind
+        nofollow.remove(str(root))  # nothing half-made is left behind
         raise
 
 
@@ -203,19 +217,7 @@ def _bubblewrap(facts: Facts, command: list[str], cwd: str, env: dict[str, str],
     copied = layout.fits_copy(Path(cwd))
     if copied:
         layout.copy_folder(Path(cwd), root / "work")
-    # Mount points bubblewrap would create inside a writable folder: made now, so they are not
-    # mistaken for the tool's writes.
-    writable = [("/tmp", root / "tmp")] + ([(cwd, root / "work")] if copied else [])
-    for point in bwrap.mount_points(cwd, ws, visible, hidden):
-        for base, host in writable:
-            if not point.startswith(base.rstrip("/") + "/"):
-                continue
-            target = host / os.path.relpath(point, base)
-            if os.path.isdir(point):
-                target.mkdir(parents=True, exist_ok=True)
-            elif not target.exists():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.touch()
+    _make_mount_points(bwrap.mount_points(cwd, ws, visible, hidden), [("/tmp", root / "tmp")] + ([(cwd, root / "work")] if copied else []))
     argv = bwrap.argv(facts.program, facts.variant, command, cwd=cwd, workspace=ws, host=root, copied=copied,
                       visible=visible, hidden=hidden, network=network)
     areas = [_Area(root / "tmp", "/tmp", False), _Area(root / "scratch", layout.SCRATCH, False)]
@@ -224,6 +226,16 @@ def _bubblewrap(facts: Facts, command: list[str], cwd: str, env: dict[str, str],
     if log is not None:
         argv = trace.wrap(facts.tracer or "strace", log, argv)
     return Launch(argv, layout.scratch_env(env), root, "bwrap", network, ws, root, areas, log, layout.SCRATCH, cwd)
+
+
+def _make_mount_points(points: list[str], writable: list[tuple[str, Path]]) -> None:
+    """Mount points bubblewrap would create inside a writable folder: made now, so they are not
+    mistaken for the tool's writes. The copy of the working folder holds the repository's links,
+    which point elsewhere from the copy than from the original: nothing is made through a link."""
+    for point in points:
+        for base, host in writable:
+            if point.startswith(base.rstrip("/") + "/"):
+                nofollow.make_inside(str(host), os.path.relpath(point, base), os.path.isdir(point))
 
 
 def _landlock(facts: Facts, command: list[str], cwd: str, env: dict[str, str], ws: str, root: Path,

@@ -20,6 +20,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from . import nofollow
+
 # Inside the sandbox: the scratch folder and the variables that point at it.
 SCRATCH = "/scratch"
 TMPDIR = "/scratch/tmp"
@@ -225,38 +227,53 @@ def program_folders(argv0: str, path_var: str, workspace: str) -> list[str]:
 
 
 def fits_copy(folder: Path) -> bool:
-    """Whether `folder` is small enough to copy for every run."""
+    """Whether `folder` is small enough to copy for every run, and shallow enough to copy whole
+    (at most `nofollow.MAX_DEPTH` folder levels, every folder readable)."""
     entries, size = 0, 0
-    for dirpath, dirnames, filenames in os.walk(folder):
-        if ".git" in dirnames:
-            dirnames.remove(".git")
-        entries += len(dirnames) + len(filenames)
-        for name in filenames:
-            try:
-                size += os.lstat(os.path.join(dirpath, name)).st_size
-            except OSError:
-                pass
+    walk = nofollow.Walk(str(folder), skip=frozenset({".git"}))
+    for _rel, info in walk:
+        entries += 1
+        if stat.S_ISREG(info.st_mode):
+            size += info.st_size
         if entries > MAX_COPY_ENTRIES or size > MAX_COPY_BYTES:
             return False
-    return True
+    return not walk.cut
 
 
 def copy_folder(source: Path, target: Path) -> None:
     """A copy of `source` at `target` (which exists): folders, regular files and links (as links).
-    `.git` is left out, and so are FIFOs, sockets and devices (opening a FIFO could block forever)."""
-    for dirpath, dirnames, filenames in os.walk(source):
-        if ".git" in dirnames:
-            dirnames.remove(".git")
-        here = target / os.path.relpath(dirpath, source)
-        for name in dirnames + filenames:
-            src, dst = os.path.join(dirpath, name), here / name
-            try:
-                info = os.lstat(src)
-                if stat.S_ISLNK(info.st_mode):
-                    os.symlink(os.readlink(src), dst)
-                elif stat.S_ISDIR(info.st_mode):
-                    dst.mkdir(mode=stat.S_IMODE(info.st_mode) | 0o700)
-                elif stat.S_ISREG(info.st_mode):
-                    shutil.copy2(src, dst, follow_symlinks=False)
-            except OSError:
-                continue  # unreadable: the tool will not find it in its copy either
+    `.git` is left out, and so are FIFOs, sockets and devices (opening a FIFO could block forever).
+    The source is read through directory descriptors, never through a link and never recursively
+    (`nofollow.Walk`); what is written is a tree this function made itself, one level at a time."""
+    walk = nofollow.Walk(str(source), skip=frozenset({".git"}))
+    for rel, info in walk:
+        dst = os.path.join(target, rel)
+        name = os.path.basename(rel)
+        try:
+            if stat.S_ISLNK(info.st_mode):
+                os.symlink(os.readlink(name, dir_fd=walk.folder_fd), dst)
+            elif stat.S_ISDIR(info.st_mode):
+                os.mkdir(dst, stat.S_IMODE(info.st_mode) | 0o700)
+            elif stat.S_ISREG(info.st_mode):
+                _copy_file(name, walk.folder_fd, dst)
+        except OSError:
+            continue  # unreadable: the tool will not find it in its copy either
+
+
+def _copy_file(name: str, dir_fd: int, dst: str) -> None:
+    """One regular file, with its mode and modification time (as shutil.copy2 would)."""
+    src = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        info = os.fstat(src)
+        if not stat.S_ISREG(info.st_mode):
+            return
+        out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            with os.fdopen(src, "rb", closefd=False) as reader, os.fdopen(out, "wb", closefd=False) as writer:
+                shutil.copyfileobj(reader, writer, 1 << 20)
+            os.fchmod(out, stat.S_IMODE(info.st_mode))
+            os.utime(out, ns=(info.st_atime_ns, info.st_mtime_ns))
+        finally:
+            os.close(out)
+    finally:
+        os.close(src)

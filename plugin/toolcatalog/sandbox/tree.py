@@ -3,7 +3,8 @@
 The writable places of a sandboxed run are throwaway folders on the host (its scratch folder, its
 `/tmp`, the copy of its working folder). Comparing a picture taken before the run with one taken
 after tells which files were created, changed or deleted: the writes are observed, never inferred.
-Links are recorded as the text they point to and never followed; FIFOs, sockets and devices by
+Links are recorded as the text they point to and never followed, and the walk never recurses (see
+`nofollow`); FIFOs, sockets and devices by
 kind only; file contents are hashed only where a file existed before the run (nothing to compare
 a new file with).
 """
@@ -15,48 +16,56 @@ import os
 import stat
 from pathlib import Path
 
+from . import nofollow
+
 MAX_ENTRIES = 20_000  # per folder: past this the picture stops (and the result says truncated)
 
 Picture = dict[str, tuple]
 
 
 def picture(root: Path, hash_files: bool) -> tuple[Picture, bool]:
-    """{relative path: what is there} for everything under `root`, and whether it was cut short."""
+    """{relative path: what is there} for everything under `root`, and whether it was cut short
+    (more than MAX_ENTRIES entries, more than `nofollow.MAX_DEPTH` folder levels, or a folder that
+    could not be read): a cut picture cannot prove that nothing else changed."""
     out: Picture = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in sorted(dirnames) + sorted(filenames):
-            if len(out) >= MAX_ENTRIES:
-                return out, True
-            path = os.path.join(dirpath, name)
+    walk = nofollow.Walk(str(root))
+    for rel, info in walk:
+        if len(out) >= MAX_ENTRIES:
+            return out, True
+        name = os.path.basename(rel)
+        if stat.S_ISLNK(info.st_mode):
             try:
-                info = os.lstat(path)
+                out[rel] = ("link", os.readlink(name, dir_fd=walk.folder_fd))
             except OSError:
-                continue
-            rel = os.path.relpath(path, root)
-            if stat.S_ISLNK(info.st_mode):
-                try:
-                    out[rel] = ("link", os.readlink(path))
-                except OSError:
-                    out[rel] = ("link", "?")
-            elif stat.S_ISDIR(info.st_mode):
-                out[rel] = ("dir", stat.S_IMODE(info.st_mode))
-            elif stat.S_ISREG(info.st_mode):
-                digest = _digest(path) if hash_files else None
-                out[rel] = ("file", stat.S_IMODE(info.st_mode), info.st_size, info.st_mtime_ns, digest)
-            else:
-                out[rel] = ("special", stat.S_IFMT(info.st_mode))
-    return out, False
+                out[rel] = ("link", "?")
+        elif stat.S_ISDIR(info.st_mode):
+            out[rel] = ("dir", stat.S_IMODE(info.st_mode))
+        elif stat.S_ISREG(info.st_mode):
+            digest = _digest(name, walk.folder_fd) if hash_files else None
+            out[rel] = ("file", stat.S_IMODE(info.st_mode), info.st_size, info.st_mtime_ns, digest)
+        else:
+            out[rel] = ("special", stat.S_IFMT(info.st_mode))
+    return out, walk.cut
 
 
-def _digest(path: str) -> str | None:
+def _digest(path: str, dir_fd: int | None = None) -> str | None:
+    """The SHA-256 of a regular file, opened without following a link and without blocking (a
+    FIFO put in its place must not hang the build)."""
     digest = hashlib.sha256()
     try:
-        with open(path, "rb") as stream:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as stream:
             for chunk in iter(lambda: stream.read(1 << 20), b""):
                 digest.update(chunk)
     except OSError:
         return None
+    finally:
+        os.close(fd)
     return digest.hexdigest()
 
 
