@@ -15,6 +15,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -53,7 +54,14 @@ def main(argv: list[str]) -> int:
         return 0
     if command == "test":
         setup("test")
-        result = subprocess.run([str(PYTHON), "-m", "pytest", "-n", "2", *argv[1:]], cwd=ROOT)
+        # A fresh temporary root per run, removed by `rm -rf` afterwards: pytest's own clean-up of
+        # earlier runs' folders recurses, and the red-team tests make folder chains deeper than
+        # Python's recursion limit (one left by an interrupted run would crash the next run).
+        basetemp = tempfile.mkdtemp(prefix="toolcatalog-tests-")
+        try:
+            result = subprocess.run([str(PYTHON), "-m", "pytest", "-n", "2", f"--basetemp={basetemp}", *argv[1:]], cwd=ROOT)
+        finally:
+            subprocess.run(["rm", "-rf", "--one-file-system", basetemp], check=False)
         return result.returncode
     print(__doc__)
     return 2

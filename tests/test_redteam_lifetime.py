@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from typing import Iterator
 
 from manifests import PLATFORM, aip_driver, aip_tool, cli_entry, speccify_tool, write
 from procs import alive, gone, no_leftovers  # noqa: F401 (an autouse fixture)
@@ -295,7 +296,8 @@ print("{}")
 
 
 @needs_trace
-def test_a_1500_level_folder_chain_neither_crashes_nor_hangs_the_build_and_is_removed(tmp_path: Path) -> None:
+def test_a_1500_level_folder_chain_neither_crashes_nor_hangs_the_build_and_is_removed(deep_tmp: Path) -> None:
+    tmp_path = deep_tmp
     marker = new_marker()
     ws = tmp_path / "ws"
     speccify_tool(ws, "deep", [("makes a deep chain", {"marker": marker}, {})], files={f"{PLATFORM}.py": DEEP_PY},
@@ -322,7 +324,19 @@ def chain(root: Path, depth: int) -> Path:
     return root
 
 
-def test_pictures_and_copies_of_a_deep_folder_stop_at_the_depth_cap_without_recursing(tmp_path: Path) -> None:
+@pytest.fixture
+def deep_tmp(tmp_path: Path) -> Iterator[Path]:
+    """tmp_path, emptied without recursion afterwards, pass or fail: pytest's own clean-up of old
+    temporary folders recurses, and a 1,500-level chain left behind crashes the next test run."""
+    yield tmp_path
+    from toolcatalog.sandbox import nofollow
+    for child in list(tmp_path.iterdir()):
+        if child.is_dir() and not child.is_symlink():
+            nofollow.remove(str(child))
+
+
+def test_pictures_and_copies_of_a_deep_folder_stop_at_the_depth_cap_without_recursing(deep_tmp: Path) -> None:
+    tmp_path = deep_tmp
     (tmp_path / "source").mkdir()
     source = chain(tmp_path / "source", 1500)
     (source / "outside").symlink_to(tmp_path / "elsewhere")
