@@ -84,7 +84,9 @@ class Key:
         return hmac.new(self.secret, label.encode("ascii") + b"\0" + payload, hashlib.sha256).hexdigest()
 
     def verifies(self, label: str, payload: bytes, mac: object) -> bool:
-        return isinstance(mac, str) and hmac.compare_digest(self.mac(label, payload), mac)
+        if not isinstance(mac, str) or not mac.isascii():  # compare_digest takes ASCII text only
+            return False
+        return hmac.compare_digest(self.mac(label, payload), mac)
 
     def seal(self, label: str, payload: str) -> str:
         """`payload` as a sealed file's text: the seal line, then the payload."""

@@ -142,11 +142,12 @@ def read_into(path: Path, results: ResultSet, key: Key | None) -> str | Note | N
     other_key = key is None or document["key_id"] != key.id
     unsealed = 0
     for item in document["results"]:
-        result = Result(item["key"], item["tool"], item["format"], item["source"], float(item["seconds"]), item["outcome"])
         try:
+            result = Result(item["key"], item["tool"], item["format"], item["source"], float(item["seconds"]), item["outcome"])
             sealed = not other_key and key is not None and key.verifies(LABEL, seal_payload(result), item["mac"])
-        except (ValueError, TypeError, RecursionError):
-            sealed = False
+        except (ValueError, TypeError, OverflowError, RecursionError):  # seconds beyond a float: not one we wrote
+            unsealed += 1
+            continue
         unsealed += not sealed
         results.add(result, sealed)
     if not unsealed:
