@@ -248,6 +248,7 @@ def _check(args: argparse.Namespace) -> int:
         resultsfile.write(Path(args.results_out), stats.results, key, shard)
     if args.json:
         sys.stdout.write(catalog_json.dumps(outputs.catalog_document(catalog, build.options, build.site)))
+        sys.stderr.write(_notes(build))  # cache entries and results files not used: said even here
     else:
         _table(catalog)
         print(_stats_line(build), file=sys.stderr)

@@ -153,6 +153,8 @@ def _key_from_env(text: str) -> Key:
 
 def _key_from_file(path: Path, workspace: Path) -> Key:
     folder = path.parent
+    if not path.is_absolute():  # no home folder (HOME unset, no passwd entry): never a folder relative to here
+        raise KeyUnavailable(f"there is no home folder to keep the key in; set {ENV_KEY}, or XDG_CACHE_HOME to an absolute path")
     if is_inside(folder, workspace) or is_inside(path, workspace):
         raise KeyUnavailable(f"the key file {path} would be inside the workspace, where a commit could put one; "
                              f"set {ENV_KEY} or XDG_CACHE_HOME to a folder outside it")
