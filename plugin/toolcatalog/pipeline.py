@@ -124,7 +124,8 @@ def notes(build: Build) -> list[Note]:
     """What the build has to say about itself (cache entries and results files not used, and
     why), each line once: for the host's log, never published."""
     found = [*build.catalog.notes, *(build.stats.notes if build.stats else [])]
-    return list(dict.fromkeys(found))
+    # A plain line (what other parts of the engine may add) is a warning.
+    return list(dict.fromkeys(Note(n) if isinstance(n, str) else n for n in found))
 
 
 def failing(build: Build) -> list[Tool]:
