@@ -148,6 +148,7 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
             stats.results.append(_result(tool, cache_key, found[1], found[0]))
             continue
         pending.append((tool, job, cache_key))
+    stats.notes.extend(store.notes())  # every lookup is done: entries not used, and why
 
     tasks = [(index, task) for index, (_, job, _) in enumerate(pending) for task in job.tasks]
     results: dict[int, list[Any]] = {index: [] for index in range(len(pending))}
@@ -179,7 +180,6 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
             _store_after_run(tool, job, cache_key, outcome, planners, ctx, key_of, store)
         apply(tool, outcome)
     sandbox.flush()  # every run's throwaway folder is gone before the build goes on
-    stats.notes.extend(store.notes())
     stats.seconds = time.monotonic() - started
     return stats
 
