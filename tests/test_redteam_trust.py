@@ -232,7 +232,8 @@ def test_a_committed_parse_cache_entry_does_not_replace_the_contract(tmp_path: P
         assert tool["effects"]["mutates"] == ["fs:**"] and tool["effects"]["risk_level"] == 3, tool["effects"]
         assert tool["effects"]["approval"] == "always" and tool["effects"]["read_only"] is False
         mcp = json.loads((root / "site" / "mcp-tools.json").read_text())
-        assert all(t.get("annotations", {}).get("readOnlyHint") is not True for t in mcp["tools"] if "wipe" in json.dumps(t))
+        (listed,) = [t for t in mcp["tools"] if t["name"] == "acme.wipe"]
+        assert listed["annotations"]["readOnlyHint"] is False and listed["annotations"]["destructiveHint"] is True
         assert tool["status"] == "not-run" and "allow_mutating" in tool["status_detail"], tool["status_detail"]
         assert not marker.exists(), "the approval gate let the tool run"
         if "cache_dir" in plugin:
