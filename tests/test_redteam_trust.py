@@ -312,6 +312,9 @@ def test_an_unsafe_key_is_refused_and_nothing_is_trusted(tmp_path: Path, problem
         assert done.returncode == 0, done.stderr
         assert "1 processes started, 0 from the cache" in done.stderr
         assert done.stderr.count("toolcatalog: no results key: ") == 1, done.stderr  # one line, however many caches
+    unsealed = toolcatalog("check", str(ws), "--results-out", str(tmp_path / "out.json"), env={"TOOLCATALOG_RESULTS_KEY": "", **env}, cwd=ws)
+    assert unsealed.returncode == 2 and "no results key to seal them with" in unsealed.stderr
+    assert not (tmp_path / "out.json").exists()
     assert not (ws / ".cache" / "mkdocs-toolcatalog" / "key").exists()
 
 

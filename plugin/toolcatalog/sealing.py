@@ -185,7 +185,7 @@ def _read_key_file(path: Path) -> str:
             raise KeyUnavailable(f"the key file {path} is not a regular file")
         if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
             raise KeyUnavailable(f"the key file {path} belongs to another user")
-        if info.st_mode & 0o077:
+        if os.name != "nt" and info.st_mode & 0o077:  # (Windows reports no permission bits to check)
             raise KeyUnavailable(f"the key file {path} may be read or written by others (mode {stat.S_IMODE(info.st_mode):o}; it must be 600)")
         data = os.read(fd, _MAX_KEY_FILE_BYTES + 1)
     finally:
