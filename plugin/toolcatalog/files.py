@@ -13,6 +13,7 @@ import hashlib
 import os
 import stat
 import tempfile
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -209,8 +210,25 @@ def _hash_entry(digest: Any, path: Path, name: str, budget: _Budget) -> None:
     if not budget.take(info.st_size):
         digest.update(f"size:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}\0".encode())
         return
-    digest.update(_content_digest(path) + b"\0")
+    # Within one process (`mkdocs serve` rebuilds), a file whose identity, size, modification and
+    # change times are all the same is not read again: any write changes its change time, which
+    # nothing in user space can set back. As git does with its index, a file changed in the last
+    # seconds is not remembered (timestamps are coarser than writes; a second write could keep them).
+    identity = (os.fspath(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    known = _DIGESTS.get(identity)
+    if known is None:
+        known = _content_digest(path)
+        settled = time.time_ns() - max(info.st_ctime_ns, info.st_mtime_ns) > _SETTLED_NS
+        if settled and known not in (b"unreadable", b"not-a-file"):
+            if len(_DIGESTS) >= _MAX_REMEMBERED:
+                _DIGESTS.clear()
+            _DIGESTS[identity] = known
+    digest.update(known + b"\0")
 
+
+_DIGESTS: dict[tuple[Any, ...], bytes] = {}  # file identity -> content digest, for this process
+_MAX_REMEMBERED = 200_000
+_SETTLED_NS = 3_000_000_000
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
