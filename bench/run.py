@@ -704,7 +704,11 @@ def run_size(n: int, repeat: int, args: argparse.Namespace, chosen: list[str]) -
     serve: dict[str, Any] | None = None
     try:
         tc, base = make_workspaces(root, n, args.theme, args.sandbox)
-        cache_dir = tc / ".cache" / "plugin" / "toolcatalog"
+        # Where the builds keep their cache by default (outside the workspace, see toolcatalog.sealing).
+        cache_dir = Path(subprocess.run(
+            [sys.executable, "-c", "import sys; from pathlib import Path; from toolcatalog import sealing; "
+             "sys.stdout.write(str(sealing.default_cache_dir(Path(sys.argv[1]))))", str(tc)],
+            capture_output=True, text=True, check=True).stdout)
         examples = 3 * n
 
         def drop_cache() -> None:

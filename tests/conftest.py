@@ -6,8 +6,9 @@ so other test modules can add their own without clashing.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -15,6 +16,25 @@ from manifests import speccify_text
 from toolcatalog.harvest import harvest
 from toolcatalog.model import Catalog
 from toolcatalog.options import Options
+
+
+@pytest.fixture(scope="session", autouse=True)
+def user_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The user cache folder (the default cache and the results key) of every build the tests run,
+    in this process and in the processes they start: a temporary one, never the machine's own
+    `~/.cache`. A test that wants the default location logic itself sets HOME and XDG_CACHE_HOME."""
+    folder = tmp_path_factory.mktemp("user-cache")
+    saved = {name: os.environ.get(name) for name in ("XDG_CACHE_HOME", "TOOLCATALOG_RESULTS_KEY")}
+    os.environ["XDG_CACHE_HOME"] = str(folder)
+    os.environ.pop("TOOLCATALOG_RESULTS_KEY", None)
+    try:
+        yield folder
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @pytest.fixture

@@ -27,6 +27,8 @@ import yaml
 from manifests import ECHO_STDIN_PY, PLATFORM, counting_smart_cli, mixed_workspace, smart_tool, speccify_tool, write
 from procs import no_leftovers  # noqa: F401 (an autouse fixture)
 from sitebuild import build, catalog_text, mkdocs_project, run_check, tool_of, toolcatalog, toolcatalog_process
+from toolcatalog import sealing
+from toolcatalog.conformance import cache as cache_mod
 
 SANDBOX_OFF = {"sandbox": "off"}
 
@@ -76,9 +78,9 @@ def test_cache_entries_with_the_right_key_but_a_broken_outcome_are_not_fatal(tmp
     full, reference = stats.processes, catalog_text(first)
     # Each of these would crash a naive `apply`, whatever the tool: each must count as a miss.
     broken = ["text", [1], {"status": "passed", "examples": 5}, {"checks": [{"nope": 1}]}, {"capabilities": [7]}]
-    for index, path in enumerate(sorted(p for p in (tmp_path / "cache").rglob("*.json"))):
-        key = json.loads(path.read_text())["key"]
-        path.write_text(json.dumps({"key": key, "outcome": broken[index % len(broken)]}))
+    for index, path in enumerate(sorted(p for p in (tmp_path / "cache").glob("??/*.json"))):
+        key = read_entry(path)["key"]
+        write_entry(path, {"key": key, "outcome": broken[index % len(broken)]}, work)
     again, stats = run_check(work, **options)
     assert stats.processes == full and stats.cached == 0
     assert catalog_text(again) == reference
@@ -187,17 +189,27 @@ PLANTED = {
 }
 
 
-def _plant(cache_dir: Path, change: Any) -> int:
-    """Rewrite every cache entry's outcome with `change`, keeping its key; how many it changed."""
+def read_entry(path: Path) -> Any:
+    """A results cache entry's JSON, its seal line aside."""
+    return json.loads(path.read_text(encoding="utf-8").partition("\n")[2])
+
+
+def write_entry(path: Path, entry: Any, workspace: Path) -> None:
+    """`entry` sealed with the build's key, as only a holder of the key can write it: what the
+    cache checks besides the seal (the shape of an outcome) is tested with these."""
+    path.write_text(sealing.build_key(workspace).seal(cache_mod.LABEL, json.dumps(entry)), encoding="utf-8")
+
+
+def _plant(cache_dir: Path, change: Any, workspace: Path) -> int:
+    """Rewrite every cache entry's outcome with `change`, keeping its key and sealing it with the
+    build's key; how many it changed."""
     planted = 0
-    for path in sorted(cache_dir.rglob("*.json")):
-        if path.relative_to(cache_dir).parts[0] == "parse":
-            continue  # parsed manifests (test_scale.py plants those)
-        entry = json.loads(path.read_text())
+    for path in sorted(cache_dir.glob("??/*.json")):  # parsed manifests are in parse/ (test_scale.py plants those)
+        entry = read_entry(path)
         before = json.dumps(entry["outcome"], sort_keys=True)
         after = json.dumps(change(entry["outcome"]), sort_keys=True)
         if after != before:
-            path.write_text(json.dumps({"key": entry["key"], "outcome": json.loads(after)}))
+            write_entry(path, {"key": entry["key"], "outcome": json.loads(after)}, workspace)
             planted += 1
     return planted
 
@@ -209,7 +221,7 @@ def test_a_planted_cache_entry_of_the_wrong_shape_is_a_miss(tmp_path: Path, dama
     options = dict(cache=True, cache_dir=str(tmp_path / "cache"), **SANDBOX_OFF)
     first, stats = run_check(work, **options)
     reference = catalog_text(first)
-    planted = _plant(tmp_path / "cache", PLANTED[damage])
+    planted = _plant(tmp_path / "cache", PLANTED[damage], work)
     assert planted >= 1
 
     again, stats = run_check(work, **options)
@@ -224,7 +236,7 @@ def test_the_command_survives_a_planted_cache_entry_without_a_traceback(tmp_path
     first = toolcatalog("check", str(work), "--json")
     assert first.returncode == 0, first.stderr
     calls = len((tmp_path / "calls.log").read_text().splitlines())
-    assert _plant(tmp_path / "cache", PLANTED["unknown tool status"]) == 2
+    assert _plant(tmp_path / "cache", PLANTED["unknown tool status"], work) == 2
 
     again = toolcatalog("check", str(work), "--json")
     assert "Traceback" not in again.stderr

@@ -33,6 +33,7 @@ from toolcatalog.harvest import harvest
 from toolcatalog.model import Catalog, Effects, Requirement, Tool
 from toolcatalog.options import Options
 from toolcatalog.plugin import ToolCatalogPlugin
+from toolcatalog import sealing
 
 SCHEMA = json.loads((REPO / "plugin/toolcatalog/schemas/catalog.schema.json").read_text(encoding="utf-8"))
 
@@ -169,7 +170,7 @@ def test_two_builds_cold_and_warm_cache_give_the_same_bytes(tmp_path: Path) -> N
     assert first and "catalog.json" in first
     build(tmp_path)  # warm: every result from the cache
     assert agent_outputs(tmp_path / "site") == first
-    shutil.rmtree(tmp_path / ".cache")
+    shutil.rmtree(sealing.default_cache_dir(tmp_path))
     build(tmp_path)  # cold again
     assert agent_outputs(tmp_path / "site") == first
 

@@ -20,7 +20,7 @@ from typing import Any, Callable
 import pytest
 
 from manifests import mixed_workspace, speccify_text, write, workspace_all_formats
-from toolcatalog import modelcodec, parsecache, pipeline, safeyaml
+from toolcatalog import modelcodec, parsecache, pipeline, safeyaml, sealing
 from toolcatalog.options import Options
 
 REPO = Path(__file__).resolve().parent.parent
@@ -103,9 +103,21 @@ def _valid_tool(root: Path) -> Path:
     return write(root / ".agent/tools/good-tool/TOOL.md", speccify_text("good-tool"))
 
 
+def read_entry(path: Path) -> Any:
+    """An entry's JSON, its seal line aside."""
+    return json.loads(path.read_text(encoding="utf-8").partition("\n")[2])
+
+
+def write_entry(path: Path, entry: Any, root: Path) -> None:
+    """`entry` sealed with the build's key, as only a holder of the key can write it: what the
+    cache checks besides the seal (the codec, the key echo) is tested with these."""
+    key = sealing.build_key(root)
+    path.write_text(key.seal(parsecache.LABEL, json.dumps(entry)), encoding="utf-8")
+
+
 def _only_entry(cache: Path) -> tuple[Path, dict[str, Any]]:
     (path,) = entries(cache)
-    return path, json.loads(path.read_text(encoding="utf-8"))
+    return path, read_entry(path)
 
 
 def test_a_warm_harvest_reads_the_entry_and_an_edited_manifest_is_parsed_again(tmp_path: Path) -> None:
@@ -114,12 +126,19 @@ def test_a_warm_harvest_reads_the_entry_and_an_edited_manifest_is_parsed_again(t
     cache = tmp_path / "cache"
     snapshot(root, cache_dir=str(cache))
     path, entry = _only_entry(cache)
-    # Planted under the right key and well formed: read as it is. The cache trusts its folder as the
-    # results cache does; what it refuses is anything that is not exactly what it writes (below).
+    # Planted under the right key, well formed, but not sealed with the build's key (what anyone can
+    # write, a commit included): a miss, and the log says so.
     entry["value"]["description"] = "planted"
     path.write_text(json.dumps(entry), encoding="utf-8")
     build = pipeline.prepare(root, Options(cache_dir=str(cache)))
-    assert build.catalog.tools[0].description == "planted"
+    assert build.catalog.tools[0].description == "Echo a text back."
+    assert [n.text for n in build.catalog.notes] == ["1 parsed manifests in the cache carry no seal of this version; not used, checked again here"]
+    # Sealed with the build's key (only a holder of the key can): read as it is, so warm harvests
+    # really read entries; what the cache refuses besides the seal is anything that is not exactly
+    # what it writes (below).
+    write_entry(path, entry, root)
+    build = pipeline.prepare(root, Options(cache_dir=str(cache)))
+    assert build.catalog.tools[0].description == "planted" and not build.catalog.notes
     manifest.write_text(manifest.read_text(encoding="utf-8").replace("Echo a text back.", "Echo it."), encoding="utf-8")
     build = pipeline.prepare(root, Options(cache_dir=str(cache)))
     assert build.catalog.tools[0].description == "Echo it."
@@ -161,9 +180,9 @@ def test_a_damaged_entry_is_a_miss(tmp_path: Path, damage: str) -> None:
     cache = tmp_path / "cache"
     reference = snapshot(root, cache_dir=str(cache))
     path, entry = _only_entry(cache)
-    path.write_text(json.dumps(DAMAGE[damage](entry)), encoding="utf-8")
+    write_entry(path, DAMAGE[damage](entry), root)
     assert snapshot(root, cache_dir=str(cache)) == reference
-    assert json.loads(path.read_text(encoding="utf-8")) == _only_entry_after_parse(root, tmp_path)
+    assert read_entry(path) == _only_entry_after_parse(root, tmp_path)
 
 
 def _only_entry_after_parse(root: Path, tmp_path: Path) -> dict[str, Any]:
@@ -191,7 +210,7 @@ def test_an_unreadable_entry_is_a_miss_and_never_hangs(tmp_path: Path, kind: str
         path.write_bytes(b"\x00\xff" * 100)
     elif kind == "too large":  # a valid entry, padded past what a 4 KiB manifest can need
         entry["value"]["body"] += " " * (parsecache.ENTRY_BYTES_PER_MANIFEST_BYTE * 4096 + (1 << 20))
-        path.write_text(json.dumps(entry), encoding="utf-8")
+        write_entry(path, entry, root)
     elif kind == "link to /dev/zero":
         path.symlink_to("/dev/zero")
     elif kind == "fifo":

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from sitebuild import mkdocs_project, workspace_all_formats, write
+from toolcatalog import sealing
 
 # A tool whose output keys are deliberately not in sorted order, nested too: a page shows the output
 # as the tool printed it, whether the result is fresh or from the cache.
@@ -63,7 +64,7 @@ def test_cold_then_warm_build_gives_the_same_bytes_in_every_file(tmp_path: Path)
     mkdocs_project(tmp_path, plugins=["search", {"toolcatalog": {}}], repo_url="https://example.org/team/tools")
     commit = _commit_all(tmp_path)  # provenance names the commit, when git is there to make one
     cold = build(tmp_path)
-    assert any((tmp_path / ".cache/plugin/toolcatalog").rglob("*.json")), "the cold build cached its results"
+    assert any(sealing.default_cache_dir(tmp_path).rglob("*.json")), "the cold build cached its results"
     warm = build(tmp_path)
 
     assert sorted(warm) == sorted(cold)
@@ -84,7 +85,7 @@ def test_cold_then_warm_build_gives_the_same_bytes_in_every_file(tmp_path: Path)
 
     # And a second cold build (cache removed, every tool run again) gives the same bytes again:
     # pages show nothing that varies from run to run (no run times).
-    shutil.rmtree(tmp_path / ".cache")
+    shutil.rmtree(sealing.default_cache_dir(tmp_path))
     again = build(tmp_path)
     assert sorted(again) == sorted(cold)
     assert [path for path in cold if again[path] != cold[path]] == []

@@ -24,6 +24,7 @@ import yaml
 
 from manifests import PLATFORM, speccify_tool, workspace_all_formats
 from sitebuild import QUIET_HOSTS, mkdocs_project, toolcatalog
+from toolcatalog import sealing
 from toolcatalog.conformance import resultsfile, shards
 
 REPO = Path(__file__).resolve().parent.parent
@@ -44,9 +45,18 @@ def steps(job: dict[str, Any]) -> list[str]:
     return [step["run"] for step in job["steps"] if "run" in step]
 
 
-def shell(command: str, cwd: Path) -> subprocess.Popen:
-    """A workflow step as the runner runs it: bash, in the checkout, this environment's commands first."""
-    env = {**os.environ, **QUIET_HOSTS, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+SECRET = "a-test-secret-" + "0123456789abcdef" * 2  # what the repository secret holds
+
+
+def shell(command: str, cwd: Path, secrets: bool = True) -> subprocess.Popen:
+    """A workflow step as the runner runs it: bash, in the checkout, this environment's commands
+    first, with the workflow's `env` (its secrets given their test values) and a home folder of the
+    runner's own beside the checkout, where `~/.cache/mkdocs-toolcatalog` is."""
+    env = {**os.environ, **QUIET_HOSTS, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "HOME": str(cwd.parent / "runner-home")}
+    env.pop("XDG_CACHE_HOME", None)
+    for name, value in workflow().get("env", {}).items():
+        env[name] = SECRET if "secrets." in str(value) and secrets else ("" if "secrets." in str(value) else str(value))
     return subprocess.Popen(["bash", "-e", "-c", command], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -173,7 +183,7 @@ def _results(root: Path) -> dict[str, Any]:
 
 
 BAD_FILES = {
-    "another version": lambda d: {**d, "version": 2},
+    "another version": lambda d: {**d, "version": 1},
     "not a results file": lambda d: {**d, "format": "something-else"},
     "a key that is not a hash": lambda d: {**d, "results": [{**d["results"][0], "key": "x"}]},
     "seconds below zero": lambda d: {**d, "results": [{**d["results"][0], "seconds": -1}]},
@@ -211,9 +221,11 @@ def test_a_planted_outcome_under_the_right_key_is_not_applied(tmp_path: Path, pl
 
 
 def test_results_files_merge_alike_in_any_order(tmp_path: Path) -> None:
-    def result(key: str, status: str, seconds: float) -> dict[str, Any]:
+    key = sealing.Key.from_text("merge-test-" + "k" * 32, "test")
+
+    def result(digest: str, status: str, seconds: float) -> resultsfile.Result:
         outcome = {"status": status, "status_detail": "", "examples": [], "processes": 0}
-        return {"key": key, "tool": "t", "format": "speccify", "source": "t/TOOL.md", "seconds": seconds, "outcome": outcome}
+        return resultsfile.Result(digest, "t", "speccify", "t/TOOL.md", seconds, outcome)
 
     keys = [format(n, "064x") for n in range(3)]
     files = []
@@ -221,14 +233,13 @@ def test_results_files_merge_alike_in_any_order(tmp_path: Path) -> None:
                                [result(keys[1], "passed", 3.0), result(keys[2], "passed", 0.5)],
                                [result(keys[0], "failed", 9.0)]]):
         path = tmp_path / f"{n}.json"
-        path.write_text(json.dumps({"format": "toolcatalog-results", "version": 1, "generator": {"name": "x", "version": "0"},
-                                    "shard": None, "results": items}), encoding="utf-8")
+        resultsfile.write(path, items, key)
         files.append(path)
     merged = []
     for order in ([0, 1, 2], [2, 1, 0], [1, 2, 0]):
         found = resultsfile.ResultSet()
         for index in order:
-            assert resultsfile.read_into(files[index], found) is None
+            assert resultsfile.read_into(files[index], found, key) is None
         merged.append({k: (r.outcome, r.seconds) for k, r in found.by_key.items()})
     assert merged[0] == merged[1] == merged[2]
     assert set(merged[0]) == set(keys)
@@ -238,7 +249,7 @@ def test_a_written_results_file_is_read_back_and_matches_its_schema(tmp_path: Pa
     root = workspace(tmp_path / "ws", extra=1)
     _checked(root, "--no-cache", "--shard", "1/1", "--results-out", "all.json")
     found = resultsfile.ResultSet()
-    assert resultsfile.read_into(root / "all.json", found) is None
+    assert resultsfile.read_into(root / "all.json", found, sealing.build_key(root)) is None
     data = _results(root)
     assert data["shard"] == {"index": 1, "count": 1} and data["version"] == resultsfile.VERSION
     assert len(found.by_key) == len(data["results"]) > 0

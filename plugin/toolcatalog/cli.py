@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
-from . import catalogdiff, outputs, pipeline, verify
+from . import catalogdiff, outputs, pipeline, sealing, verify
 from .report import diagnostic_line, nothing_found, plain, printable, reason
 from ._version import __version__
 from .conformance import resultsfile, shards
@@ -195,8 +195,15 @@ def _prepare(args: argparse.Namespace, workspace: Path, project: Project, docs_d
     return pipeline.prepare(workspace, options, site=site, directory_urls=project.directory_urls, skip=skip, user_pages=user_pages)
 
 
-def _stats_line(stats) -> str:
-    notes = "".join(printable(f"toolcatalog: {note}") + "\n" for note in stats.notes)
+def _notes(build: pipeline.Build) -> str:
+    """The build's notes about itself (cache entries and results files not used), a line each."""
+    return "".join(printable(f"toolcatalog: {note.text}") + "\n" for note in pipeline.notes(build))
+
+
+def _stats_line(build: pipeline.Build) -> str:
+    stats = build.stats
+    assert stats is not None
+    notes = _notes(build)
     given = f", {stats.given} from results files" if stats.given else ""
     return (f"{notes}{stats.tools} tools checked in {stats.seconds:.1f}s: {stats.processes} processes started, "
             f"{stats.cached} from the cache{given}\nexample processes: {stats.sandbox}")
@@ -211,6 +218,7 @@ def _validate(args: argparse.Namespace) -> int:
         sys.stdout.write(catalog_json.dumps(outputs.catalog_document(catalog, build.options, build.site)))
     else:
         _report(catalog)
+    sys.stderr.write(_notes(build))
     return EXIT_PROBLEMS if invalid or catalog_errors else EXIT_OK
 
 
@@ -232,12 +240,18 @@ def _check(args: argparse.Namespace) -> int:
         others = {id(tool) for tool in stats.elsewhere}
         catalog.tools = [t for t in catalog.tools if id(t) not in others]
     if args.results_out:
-        resultsfile.write(Path(args.results_out), stats.results, shard)
+        try:
+            key = sealing.build_key(build.workspace)
+        except sealing.KeyUnavailable as exc:
+            print(printable(f"toolcatalog: --results-out: no results key to seal them with: {exc.message}"), file=sys.stderr)
+            return EXIT_USAGE
+        resultsfile.write(Path(args.results_out), stats.results, key, shard)
     if args.json:
         sys.stdout.write(catalog_json.dumps(outputs.catalog_document(catalog, build.options, build.site)))
+        sys.stderr.write(_notes(build))  # cache entries and results files not used: said even here
     else:
         _table(catalog)
-        print(_stats_line(stats), file=sys.stderr)
+        print(_stats_line(build), file=sys.stderr)
     bad = [t for t in catalog.tools if t.status in (Status.FAILED, Status.INVALID, Status.ERROR)]
     return EXIT_PROBLEMS if bad else EXIT_OK
 
@@ -245,7 +259,8 @@ def _check(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     build = _load(args)
     if build.options.run_examples and not args.no_run:
-        print(_stats_line(pipeline.check(build, results=args.results)), file=sys.stderr)
+        pipeline.check(build, results=args.results)
+        print(_stats_line(build), file=sys.stderr)
     files = build.outputs()
     written = outputs.write(files, Path(args.output))
     print(printable(f"wrote {len(written)} files to {args.output}"), file=sys.stderr)
@@ -264,7 +279,8 @@ def _markdown(args: argparse.Namespace) -> int:
     previous = _generated(docs)  # what the last run wrote: ours to replace, never the site's own pages
     build = _prepare(args, workspace, project, docs, not_users=previous)
     if build.options.run_examples and not args.no_run:
-        print(_stats_line(pipeline.check(build, results=args.results)), file=sys.stderr)
+        pipeline.check(build, results=args.results)
+        print(_stats_line(build), file=sys.stderr)
     link = source_links(build.options.source_uri, project.repo_url, project.edit_uri, str(project.docs_dir or "docs"))
     pages = build.markdown_pages([project.custom_dir] if project.custom_dir else [], link)
     files = build.outputs()

@@ -114,8 +114,11 @@ class ToolCatalogConfig(base.Config):
     interpreter, platform, options), so a rebuild with nothing changed starts no process; and
     reuse what parsing an unchanged TOOL.md or DRIVER.md gave."""
 
-    cache_dir = _Rule[str]("cache_dir")
-    """Where cached results live, relative to mkdocs.yml's folder."""
+    cache_dir = _Rule[Optional[str]]("cache_dir")
+    """Where cached results and parsed manifests live. By default outside the project, in the user
+    cache folder (`$XDG_CACHE_HOME/mkdocs-toolcatalog/cache/<digest of the project's path>`, else
+    `~/.cache/...`), where no commit can put a file; a relative path is relative to mkdocs.yml's
+    folder. Wherever it is, only entries sealed with the build's key are used (docs/security.md)."""
 
     allow_mutating = _Rule[list[str]]("allow_mutating")
     """AIP-14 tool ids (shell-style globs) whose examples may run although the contract says they

@@ -13,6 +13,7 @@ import hashlib
 import os
 import stat
 import tempfile
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -119,13 +120,23 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-# Folders whose content never changes what a tool does, and can be huge.
-_SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".cache", ".tox", ".mypy_cache", ".pytest_cache", "dist", "build", "site"})
+# The only folder a tool folder's hash leaves out: no commit can hold a `.git` (git refuses the
+# name), and the sandbox hides the workspace's. Everything else a run can read there is hashed,
+# `build/`, `dist/`, `node_modules/`, `venv/`, `__pycache__/` included: code in them changes what a
+# tool does as much as code beside its manifest, and a key that skipped them would let a commit
+# change the tool while the old result is reused.
+_SKIP_DIRS = frozenset({".git"})
 _MAX_FILE_BYTES = 64 * 1024 * 1024
+# Content is hashed for the first files of a tree up to these budgets; past them a file is keyed
+# by its size and modification time (nanoseconds), which a commit cannot set: a checkout writes
+# every file it changes, so the key still changes with it. A big `node_modules` costs a walk, not a
+# read of every byte on every build.
+MAX_HASHED_BYTES = 256 * 1024 * 1024
+MAX_HASHED_FILES = 20_000
 
 
 def hash_tree(root: Path) -> str:
-    """A hash of every entry's relative path, kind, mode and content below `root`.
+    """A hash of every entry's relative path, kind, mode and content below `root` (`.git` aside).
 
     Nothing is ever followed or opened that could block or never end: a symbolic link is
     hashed as the text it points to (`ln -s /dev/zero data` costs nothing), and a FIFO,
@@ -133,9 +144,10 @@ def hash_tree(root: Path) -> str:
     links and without blocking, and checked to still be regular files once open.
     """
     digest = hashlib.sha256()
+    budget = _Budget()
     root = Path(root)
     if not root.is_dir():
-        _hash_entry(digest, root, root.name)
+        _hash_entry(digest, root, root.name, budget)
         return digest.hexdigest()
     for current, dirs, files in os.walk(root):  # never descends into linked folders
         keep = []
@@ -144,14 +156,30 @@ def hash_tree(root: Path) -> str:
                 continue
             full = Path(current, name)
             if full.is_symlink():
-                _hash_entry(digest, full, full.relative_to(root).as_posix())
+                _hash_entry(digest, full, full.relative_to(root).as_posix(), budget)
             else:
+                digest.update(full.relative_to(root).as_posix().encode("utf-8", "surrogateescape") + b"\0folder\0")
                 keep.append(name)
         dirs[:] = keep
         for name in sorted(files):
             full = Path(current, name)
-            _hash_entry(digest, full, full.relative_to(root).as_posix())
+            _hash_entry(digest, full, full.relative_to(root).as_posix(), budget)
     return digest.hexdigest()
+
+
+class _Budget:
+    """How much content one tree's hash may still read."""
+
+    def __init__(self) -> None:
+        self.files = MAX_HASHED_FILES
+        self.bytes = MAX_HASHED_BYTES
+
+    def take(self, size: int) -> bool:
+        if self.files <= 0 or size > self.bytes or size > _MAX_FILE_BYTES:
+            return False
+        self.files -= 1
+        self.bytes -= size
+        return True
 
 
 def _kind(mode: int) -> str:
@@ -162,7 +190,7 @@ def _kind(mode: int) -> str:
     return "other"
 
 
-def _hash_entry(digest: Any, path: Path, name: str) -> None:
+def _hash_entry(digest: Any, path: Path, name: str, budget: _Budget) -> None:
     try:
         info = os.lstat(path)
     except OSError:
@@ -179,11 +207,28 @@ def _hash_entry(digest: Any, path: Path, name: str) -> None:
         digest.update(f"{_kind(info.st_mode)}\0".encode())  # recorded, never opened
         return
     digest.update(b"file\0" + oct(info.st_mode & 0o111).encode() + b"\0")
-    if info.st_size > _MAX_FILE_BYTES:
-        digest.update(f"size:{info.st_size}:{info.st_mtime_ns}\0".encode())
+    if not budget.take(info.st_size):
+        digest.update(f"size:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}\0".encode())
         return
-    digest.update(_content_digest(path) + b"\0")
+    # Within one process (`mkdocs serve` rebuilds), a file whose identity, size, modification and
+    # change times are all the same is not read again: any write changes its change time, which
+    # nothing in user space can set back. As git does with its index, a file changed in the last
+    # seconds is not remembered (timestamps are coarser than writes; a second write could keep them).
+    identity = (os.fspath(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    known = _DIGESTS.get(identity)
+    if known is None:
+        known = _content_digest(path)
+        settled = time.time_ns() - max(info.st_ctime_ns, info.st_mtime_ns) > _SETTLED_NS
+        if settled and known not in (b"unreadable", b"not-a-file"):
+            if len(_DIGESTS) >= _MAX_REMEMBERED:
+                _DIGESTS.clear()
+            _DIGESTS[identity] = known
+    digest.update(known + b"\0")
 
+
+_DIGESTS: dict[tuple[Any, ...], bytes] = {}  # file identity -> content digest, for this process
+_MAX_REMEMBERED = 200_000
+_SETTLED_NS = 3_000_000_000
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 

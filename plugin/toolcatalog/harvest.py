@@ -12,6 +12,7 @@ from typing import Callable
 
 from .discover import DRIVER_MD, SMART_TOOL_JSON, SMART_TOOL_MD, TOOL_MD, Found, discover, relative
 from .formats import aip14, aip30, common, link, smarttool, speccify
+from . import sealing
 from .model import ERROR, Catalog, Diagnostic, Driver, SearchScope, Tool
 from .statuses import Status
 from .options import Options
@@ -30,7 +31,7 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
     catalog = Catalog(root=workspace, diagnostics=list(found.diagnostics))
     catalog.search = SearchScope(found.roots, list(found.patterns), list(options.exclude), found.skipped)
     max_bytes = options.max_manifest_bytes
-    cache = ParseCache(_cache_folder(workspace, options), max_bytes)
+    cache = _parse_cache(workspace, options, catalog)
 
     descriptors = [f for f in found.files if f.name == SMART_TOOL_JSON]
     roots = {f.path.parent for f in descriptors}
@@ -69,6 +70,7 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
             driver.search_root = item.search_root
             catalog.drivers.append(driver)
 
+    catalog.notes.extend(cache.notes())
     link.link(catalog)
     for driver in catalog.drivers:
         if not any(entry.tool_id for entry in driver.implements):
@@ -83,12 +85,17 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
     return catalog
 
 
-def _cache_folder(workspace: Path, options: Options) -> Path | None:
-    """Where parse results are kept (beside the results, see `parsecache`); None when `cache` is off."""
+def _parse_cache(workspace: Path, options: Options, catalog: Catalog) -> ParseCache:
+    """Where parse results are kept (beside the results, see `parsecache`), sealed with the build's
+    key; no caching when `cache` is off or there is no key (the catalog's notes say why)."""
     if not options.cache:
-        return None
-    folder = Path(options.cache_dir)
-    return folder if folder.is_absolute() else workspace / folder
+        return ParseCache(None, options.max_manifest_bytes)
+    try:
+        key = sealing.build_key(workspace)
+    except sealing.KeyUnavailable as exc:
+        catalog.notes.append(sealing.no_key_note(exc))
+        return ParseCache(None, options.max_manifest_bytes)
+    return ParseCache(sealing.cache_dir(workspace, options.cache_dir), options.max_manifest_bytes, key)
 
 
 def _cacheable(parsed: Tool | Driver) -> bool:

@@ -350,6 +350,7 @@ class Catalog:
     drivers: list[Driver] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)  # catalog-level problems
     search: SearchScope = field(default_factory=SearchScope)
+    notes: list["Note"] = field(default_factory=list)  # about the build itself (the parse cache): logged, never published
 
     def tool(self, tool_id: str) -> Tool | None:
         for tool in self.tools:
@@ -372,3 +373,12 @@ class Catalog:
                 seen.add(id(d))
                 unique.append(d)
         return unique
+
+
+@dataclass(frozen=True)
+class Note:
+    """A line for the build's log about the build itself, not about a manifest (a cache entry not
+    used, a results file missing): never published. `warning`: logged as a warning, else as info."""
+
+    text: str
+    warning: bool = True

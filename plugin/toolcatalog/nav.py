@@ -17,6 +17,7 @@ from mkdocs.structure.files import Files
 from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 
+from . import sealing
 from .model import FORMAT_TITLES, FORMATS, Catalog
 from .pageview import sorted_tools
 from .options import Options
@@ -112,7 +113,7 @@ def watch_manifests(server: Any, workspace: Path, options: Options, catalog: Cat
     that rebuild re-run only the tools whose folders changed. `avoid`: folders never watched from
     here (the docs folder MkDocs watches itself, the site folder a build writes). Returns the
     folders watched recursively."""
-    cache = (workspace / options.cache_dir).resolve()
+    cache = sealing.cache_dir(workspace, options.cache_dir).resolve()
     skip = [cache, *(Path(os.path.realpath(p)) for p in avoid)]
     folders = watch_folders(workspace, options, catalog, skip)
     for folder in folders:

@@ -24,6 +24,7 @@ DEFAULT_MAX_MANIFEST_BYTES = 1024 * 1024
 MIN_MANIFEST_BYTES = 1024
 CATALOG_SCHEMA_SITE_PATH = "schemas/catalog-v2.schema.json"  # published beside the catalog
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_RESULTS_KEY_VARIABLE = "TOOLCATALOG_RESULTS_KEY"
 
 
 class OptionsError(ValueError):
@@ -54,7 +55,9 @@ class Options:
     timeout: float = 30.0  # seconds per process; a tool's smaller timeout_ms wins
     jobs: int = 0  # parallel processes; 0 = number of CPUs
     cache: bool = True
-    cache_dir: str = ".cache/plugin/toolcatalog"  # relative to the workspace (mkdocs.yml's folder)
+    # None: outside the workspace, in the user cache folder (see sealing.default_cache_dir), where no
+    # commit can put a file; relative: to the workspace (mkdocs.yml's folder)
+    cache_dir: str | None = None
     allow_mutating: list[str] = field(default_factory=list)  # globs of tool ids allowed to run despite mutates/approval
     env: list[str] = field(default_factory=list)  # environment variables passed to tools besides the allowlist
     max_output_bytes: int = 1024 * 1024  # stdout cap per process
@@ -178,6 +181,9 @@ def _env_names(name: str, value: Any) -> list[str]:
     for item in names:
         if not _ENV_NAME.match(item):
             raise OptionsError(f"`{name}` entry {item!r} is not an environment variable name")
+        if item.upper() == _RESULTS_KEY_VARIABLE:  # (sealing.ENV_KEY; options sits below sealing)
+            raise OptionsError(f"`{name}` cannot pass {item}: whoever holds the results key can forge results, "
+                               "so it never reaches a tool")
     return names
 
 
@@ -198,7 +204,9 @@ def _choice(name: str, choices: tuple[str, ...]) -> Callable[[str, Any], str]:
     return rule
 
 
-def _cache_dir(name: str, value: Any) -> str:
+def _cache_dir(name: str, value: Any) -> str | None:
+    if value is None:
+        return None  # the default: the user cache folder
     text = _text(name, value).strip()
     if not text:
         raise OptionsError(f"`{name}` must name a folder, not {value!r}")

@@ -10,15 +10,20 @@ from the cache.
 
 The cache lives in `<cache_dir>/parse/` beside the results and is as safe to share: entries are
 written atomically (a reader never sees half a file), read capped and only as regular files
-inside the folder, and must echo their key; a value that is not exactly what the encoder writes
-(`modelcodec.decode`) is a miss, so a damaged or planted entry costs a parse, never a wrong tool.
-Smart tools, which read several files, are always parsed.
+inside the folder, and sealed with the build's key (`sealing`): anyone can compute a key, so an
+entry whose seal does not verify is a miss (counted by reason, for one log line each) and is never
+parsed. A parsed contract is what reviewers read and what gates a run (`mutates`, `approval`): a
+planted one could make a tool that may modify any file look read-only and run. A sealed entry
+must also echo its key, and a value that is not exactly what the encoder writes
+(`modelcodec.decode`) is a miss, so a damaged entry costs a parse, never a wrong tool. Smart
+tools, which read several files, are always parsed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from functools import lru_cache
 from importlib import metadata, resources
@@ -28,9 +33,11 @@ from typing import Any, Callable, TypeVar
 from . import modelcodec, safeyaml
 from .files import ReadError, read_capped, write_atomic
 from .jsonvalues import MAX_DEPTH, loads_limited
-from .model import FORMATS, Driver, Tool
+from .model import FORMATS, Driver, Note, Tool
+from .sealing import UNREADABLE, Key, refused_notes
 
-FORMAT = "toolcatalog-parse-v1"
+FORMAT = "toolcatalog-parse-v2"
+LABEL = "parse-entry"  # what the seal says this file is (a results entry cannot pass for one)
 SUBFOLDER = "parse"
 # A parsed manifest holds its front matter, body and diagnostics: a few times the manifest's size.
 ENTRY_BYTES_PER_MANIFEST_BYTE = 8
@@ -38,7 +45,7 @@ ENTRY_BYTES_PER_MANIFEST_BYTE = 8
 ENTRY_DEPTH = MAX_DEPTH + 12
 # The code a parse result depends on, besides the formats package.
 _MODULES = ("frontmatter.py", "safeyaml.py", "jsonschemas.py", "jsonvalues.py", "files.py", "model.py", "observed.py", "statuses.py",
-            "harvest.py", "discover.py", "options.py", "parsecache.py", "modelcodec.py")
+            "harvest.py", "discover.py", "options.py", "parsecache.py", "modelcodec.py", "sealing.py")
 _LIBRARIES = ("PyYAML", "jsonschema", "jsonschema-specifications", "referencing", "regex")
 
 T = TypeVar("T", Tool, Driver)
@@ -67,11 +74,16 @@ def code_digest() -> str:
 class ParseCache:
     """Parse results under `folder` (None: no caching, every manifest is parsed)."""
 
-    def __init__(self, folder: Path | None, max_bytes: int):
-        self.folder = Path(folder) / SUBFOLDER if folder else None
+    def __init__(self, folder: Path | None, max_bytes: int, key: Key | None = None):
+        self.folder = Path(folder) / SUBFOLDER if folder and key is not None else None
+        self.key = key
         self.max_bytes = max_bytes
         self.hits = 0
         self.misses = 0
+        self.refused: dict[str, int] = {}  # reason -> entries present but not used
+
+    def notes(self) -> list[Note]:
+        return refused_notes("parsed manifests in the cache", self.refused)
 
     def parsed(self, kind: type[T], path: Path, source: str, hint: str, parse: Callable[[bytes | None], T],
                cacheable: Callable[[T], bool]) -> T:
@@ -106,11 +118,22 @@ class ParseCache:
         return self.folder / key[:2] / f"{key}.json"
 
     def _get(self, key: str, kind: type[T], path: Path) -> T | None:
-        assert self.folder is not None
+        assert self.folder is not None and self.key is not None
         limit = ENTRY_BYTES_PER_MANIFEST_BYTE * self.max_bytes + (1 << 20)
+        where = self._path(key)
         try:
-            entry = loads_limited(read_capped(self._path(key), limit, inside=self.folder).decode("utf-8"), ENTRY_DEPTH)
-        except (ReadError, ValueError, UnicodeDecodeError):
+            data = read_capped(where, limit, inside=self.folder)
+        except ReadError:
+            if os.path.lexists(where):
+                self.refused[UNREADABLE] = self.refused.get(UNREADABLE, 0) + 1
+            return None
+        payload, reason = self.key.unseal(LABEL, data)
+        if payload is None:
+            self.refused[reason or UNREADABLE] = self.refused.get(reason or UNREADABLE, 0) + 1
+            return None
+        try:
+            entry = loads_limited(payload.decode("utf-8"), ENTRY_DEPTH)
+        except (ValueError, UnicodeDecodeError):
             return None
         if not isinstance(entry, dict) or entry.get("key") != key or entry.get("kind") != kind.__name__:
             return None
@@ -126,10 +149,10 @@ class ParseCache:
         return value
 
     def _put(self, key: str, kind: type, value: Any) -> None:
-        assert self.folder is not None
+        assert self.folder is not None and self.key is not None
         try:
-            text = json.dumps({"key": key, "kind": kind.__name__, "value": modelcodec.encode(value)},
-                              ensure_ascii=False, allow_nan=False)
+            text = self.key.seal(LABEL, json.dumps({"key": key, "kind": kind.__name__, "value": modelcodec.encode(value)},
+                                                   ensure_ascii=False, allow_nan=False))
             data = text.encode("utf-8")
         except (modelcodec.CodecError, ValueError, TypeError, RecursionError, UnicodeEncodeError):
             return  # not storable: parsed again next time

@@ -21,16 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from . import markdown_pages, outputs
+from . import markdown_pages, outputs, sealing
 from .conformance import engine, resultsfile
 from .harvest import harvest
 from .links import SourceLink
-from .model import Catalog, Diagnostic, Tool
+from .model import Catalog, Diagnostic, Note, Tool
 from .options import Options
 from .outputs.site import Site
 from .placement import Placement, place
 
-__all__ = ["Build", "FailOnError", "check", "enforce_fail_on", "failing", "prepare", "run", "user_pages"]
+__all__ = ["Build", "FailOnError", "check", "enforce_fail_on", "failing", "notes", "prepare", "run", "user_pages"]
 
 
 class FailOnError(Exception):
@@ -106,11 +106,26 @@ def check(build: Build, only: set[str] | None = None, *, results: Iterable[str] 
     to the workspace) are used wherever their key matches; `shard` (K, N) checks only the K-th
     of N balanced parts of the tools (`toolcatalog check --shard`)."""
     patterns = [*build.options.results, *results]
-    given = resultsfile.load(build.workspace, patterns) if patterns else None
+    given, notes = None, []
+    if patterns:
+        try:
+            key: sealing.Key | None = sealing.build_key(build.workspace)
+        except sealing.KeyUnavailable as exc:
+            key = None  # no result can be verified: every one runs here
+            notes.append(sealing.no_key_note(exc))
+        given = resultsfile.load(build.workspace, patterns, key)
+        notes.extend(given.notes)
     build.stats = engine.check(build.catalog, build.options, only=only, given=given, shard=shard)
-    if given is not None:
-        build.stats.notes.extend(given.notes)
+    build.stats.notes[:0] = notes
     return build.stats
+
+
+def notes(build: Build) -> list[Note]:
+    """What the build has to say about itself (cache entries and results files not used, and
+    why), each line once: for the host's log, never published."""
+    found = [*build.catalog.notes, *(build.stats.notes if build.stats else [])]
+    # A plain line (what other parts of the engine may add) is a warning.
+    return list(dict.fromkeys(Note(n) if isinstance(n, str) else n for n in found))
 
 
 def failing(build: Build) -> list[Tool]:

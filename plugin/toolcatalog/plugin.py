@@ -95,8 +95,11 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
             log.warning(report.nothing_found(build.catalog))
         if self.options.run_examples:
             stats = pipeline.check(build)
-            for note in stats.notes:  # a results file missing (a local build has no CI artifacts) or unusable
-                (log.info if note.endswith("nothing there") else log.warning)(report.printable(f"toolcatalog: {note}"))
+        # Cache entries and results files not used, and why (a results file missing is only information:
+        # a local build has no CI artifacts).
+        for note in pipeline.notes(build):
+            (log.warning if note.warning else log.info)(report.printable(f"toolcatalog: {note.text}"))
+        if self.options.run_examples:
             log.info(
                 "checked %d tools in %.1fs: %d processes started, %d tools' results from the cache%s",
                 stats.tools, stats.seconds, stats.processes, stats.cached,

@@ -27,10 +27,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import sandbox
+from .. import sandbox, sealing
 from .._version import __version__
 from ..formats.smarttool import RUNTIME_RULE_IDS
-from ..model import Catalog, Tool
+from ..model import Catalog, Note, Tool
 from ..statuses import Status
 from ..options import Options
 from ..process import cancel_on, ended_by_signals
@@ -58,7 +58,7 @@ class Stats:
     # what `toolcatalog check --results-out` writes.
     results: list[Result] = field(default_factory=list)
     elsewhere: list[Tool] = field(default_factory=list)  # tools another shard checks (left as they were)
-    notes: list[str] = field(default_factory=list)  # results files missing or not used, and why
+    notes: list[Note] = field(default_factory=list)  # cache entries and results files not used, and why
 
 
 def check(catalog: Catalog, options: Options, only: set[str] | None = None, planners: dict[str, Planner] | None = None,
@@ -73,14 +73,10 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
     planners = PLANNERS if planners is None else planners
     started = time.monotonic()
     ctx = make_context(options, catalog.root)
-    folder = None
-    if options.cache:
-        folder = Path(options.cache_dir)
-        if not folder.is_absolute():
-            folder = catalog.root / folder
-    store = cache_mod.ResultCache(folder)
+    stats = Stats(sandbox=_sandbox_line(ctx))
+    store = _result_cache(catalog.root, options, stats)
     common = [
-        "toolcatalog-results-v1",
+        "toolcatalog-results-v2",
         __version__,
         _code_digest(),
         # Results hold this checkout's absolute paths (in details, stderr, outputs); the catalog
@@ -110,7 +106,6 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
     def apply(tool: Tool, outcome: Outcome) -> None:
         _apply(tool, clean(outcome, scrub))
 
-    stats = Stats(sandbox=_sandbox_line(ctx))
     planned: list[tuple[Tool, Job, str]] = []
     for tool in catalog.tools:
         if only is not None and tool.id not in only:
@@ -153,6 +148,7 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
             stats.results.append(_result(tool, cache_key, found[1], found[0]))
             continue
         pending.append((tool, job, cache_key))
+    stats.notes.extend(store.notes())  # every lookup is done: entries not used, and why
 
     tasks = [(index, task) for index, (_, job, _) in enumerate(pending) for task in job.tasks]
     results: dict[int, list[Any]] = {index: [] for index in range(len(pending))}
@@ -187,6 +183,18 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
     stats.notes += sandbox.flush()  # every run's throwaway folder is gone before the build goes on
     stats.seconds = time.monotonic() - started
     return stats
+
+
+def _result_cache(workspace: Path, options: Options, stats: Stats) -> cache_mod.ResultCache:
+    """The results cache, sealed with the build's key; none (and a note saying why) without a key."""
+    if not options.cache:
+        return cache_mod.ResultCache(None)
+    try:
+        key = sealing.build_key(workspace)
+    except sealing.KeyUnavailable as exc:
+        stats.notes.append(sealing.no_key_note(exc))
+        return cache_mod.ResultCache(None)
+    return cache_mod.ResultCache(sealing.cache_dir(workspace, options.cache_dir), key)
 
 
 def crash_outcome(tool: Tool, exc: BaseException | None, when: str) -> Outcome:

@@ -6,6 +6,13 @@ key it was produced for, so it is used exactly like a cached result: only while 
 matches the tool's content and this machine, and only when its outcome has the shape a runner
 gives (`engine._applicable`); anything else is ignored and the tool runs here as usual.
 
+A key alone proves nothing (anyone can compute one), and a results file may sit inside the
+repository being catalogued (`results: [results]`), where a commit can put one. So every result
+carries a seal, `mac`: an HMAC-SHA256, with the build's key (`sealing`), of the result's key, tool,
+format, source, seconds and outcome; the file names the key it was sealed with (`key_id`). A result
+whose seal does not verify is never used (the file's note says how many, and why); its recorded
+time may still balance the shards, which changes who runs a tool, never a verdict.
+
 A file is versioned and checked against `schemas/results.schema.json` as a whole (a file of
 another version or shape is ignored with a note). Reading several files gives the same results in
 any order: when two results share a key, the one whose outcome encodes to the smaller digest wins.
@@ -26,10 +33,13 @@ from .. import jsonschemas
 from .._version import __version__
 from ..files import ReadError, read_capped, write_atomic
 from ..jsonvalues import loads_limited
+from ..model import Note
+from ..sealing import FORGED, OTHER_KEY, REASONS, Key
 from .cache import OUTCOME_DEPTH, encode
 
 FORMAT = "toolcatalog-results"
-VERSION = 1
+VERSION = 2
+LABEL = "results-file-item"  # what a seal says it covers (a cache entry's seal cannot pass for one)
 SCHEMA = "results.schema.json"
 MAX_FILE_BYTES = 512 * 1024 * 1024  # thousands of tools with their outputs; far less than memory
 _GLOB = set("*?[")
@@ -49,25 +59,23 @@ class Result:
 class ResultSet:
     """Every result read, by key, and what reading them found."""
 
-    by_key: dict[str, Result] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)  # files missing, unreadable or of another shape
-    # (format, source) -> the longest time of the results kept; made when first asked for
-    _longest: dict[tuple[str, str], float] | None = field(default=None, init=False, repr=False, compare=False)
+    by_key: dict[str, Result] = field(default_factory=dict)  # sealed with this build's key only
+    notes: list[Note] = field(default_factory=list)  # files missing, unreadable, of another shape or unsealed
+    # (format, source) -> the longest time recorded by any well-formed result, sealed or not
+    longest: dict[tuple[str, str], float] = field(default_factory=dict)
 
     def get(self, key: str) -> Result | None:
         return self.by_key.get(key)
 
     def seconds_of(self, fmt: str, source: str) -> float | None:
         """The longest recorded time of a tool (any key: an edited tool takes about as long)."""
-        if self._longest is None:
-            self._longest = {}
-            for r in self.by_key.values():
-                tool = (r.format, r.source)
-                self._longest[tool] = max(r.seconds, self._longest.get(tool, r.seconds))
-        return self._longest.get((fmt, source))
+        return self.longest.get((fmt, source))
 
-    def add(self, result: Result) -> None:
-        self._longest = None
+    def add(self, result: Result, sealed: bool = True) -> None:
+        tool = (result.format, result.source)
+        self.longest[tool] = max(result.seconds, self.longest.get(tool, result.seconds))
+        if not sealed:
+            return
         other = self.by_key.get(result.key)
         if other is None or _rank(result) < _rank(other):
             self.by_key[result.key] = result
@@ -77,12 +85,12 @@ def _rank(result: Result) -> tuple[str, float]:
     return hashlib.sha256(json.dumps(result.outcome, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest(), result.seconds
 
 
-def find(workspace: Path, patterns: Iterable[str]) -> tuple[list[Path], list[str]]:
+def find(workspace: Path, patterns: Iterable[str]) -> tuple[list[Path], list[Note]]:
     """The files `patterns` name (relative to `workspace`): files, folders (every `*.json` below,
     recursively) and globs. A name that matches nothing is noted, never an error: a local build
     has no CI artifacts."""
     files: list[Path] = []
-    notes: list[str] = []
+    notes: list[Note] = []
     for pattern in patterns:
         full = pattern if os.path.isabs(pattern) else os.path.join(workspace, pattern)
         if _GLOB & set(pattern):
@@ -95,23 +103,30 @@ def find(workspace: Path, patterns: Iterable[str]) -> tuple[list[Path], list[str
         else:
             found = []
         if not found:
-            notes.append(f"results {pattern!r}: nothing there")
+            notes.append(Note(f"results {pattern!r}: nothing there", warning=False))
         files.extend(f for f in found if f not in files)
     return files, notes
 
 
-def load(workspace: Path, patterns: Iterable[str]) -> ResultSet:
+def load(workspace: Path, patterns: Iterable[str], key: Key | None) -> ResultSet:
+    """Every result the files hold; only those sealed with `key` can be used (None: none can)."""
     files, notes = find(workspace, patterns)
     results = ResultSet(notes=notes)
     for path in files:
-        problem = read_into(path, results)
+        problem = read_into(path, results, key)
         if problem:
-            results.notes.append(f"results file {path}: {problem}; not used")
+            results.notes.append(problem if isinstance(problem, Note) else Note(f"results file {path}: {problem}; not used"))
     return results
 
 
-def read_into(path: Path, results: ResultSet) -> str | None:
-    """Add the results of one file; why it was not used, or None."""
+def seal_payload(result: Result) -> bytes:
+    """What a result's seal covers, the same bytes whoever wrote or reformatted the file."""
+    return json.dumps([result.key, result.tool, result.format, result.source, float(result.seconds), result.outcome],
+                      ensure_ascii=True, allow_nan=False).encode("ascii")
+
+
+def read_into(path: Path, results: ResultSet, key: Key | None) -> str | Note | None:
+    """Add the results of one file; why it (or some of it) was not used, or None."""
     try:
         document = loads_limited(read_capped(path, MAX_FILE_BYTES).decode("utf-8"), OUTCOME_DEPTH + 4)
     except ReadError as exc:
@@ -119,26 +134,44 @@ def read_into(path: Path, results: ResultSet) -> str | None:
     except (ValueError, UnicodeDecodeError) as exc:
         return f"not JSON ({str(exc)[:100]})"
     if isinstance(document, dict) and document.get("format") == FORMAT and document.get("version") != VERSION:
-        return f"version {document.get('version')!r}, and this toolcatalog reads version {VERSION}"
+        return f"version {document.get('version')!r}, and this toolcatalog reads version {VERSION} (whose results are sealed)"
     errors = jsonschemas.validate_bundled(SCHEMA, document)
     if errors:
         where = jsonschemas.json_path(errors[0].absolute_path)
         return f"not a results file ({where}: {errors[0].message[:150]})"
+    other_key = key is None or document["key_id"] != key.id
+    unsealed = 0
     for item in document["results"]:
-        results.add(Result(item["key"], item["tool"], item["format"], item["source"], float(item["seconds"]), item["outcome"]))
-    return None
+        try:
+            result = Result(item["key"], item["tool"], item["format"], item["source"], float(item["seconds"]), item["outcome"])
+            sealed = not other_key and key is not None and key.verifies(LABEL, seal_payload(result), item["mac"])
+        except (ValueError, TypeError, OverflowError, RecursionError):  # seconds beyond a float: not one we wrote
+            unsealed += 1
+            continue
+        unsealed += not sealed
+        results.add(result, sealed)
+    if not unsealed:
+        return None
+    reason = OTHER_KEY if other_key else FORGED
+    # Another key is what a job without the shared secret sees; a broken seal under this key is
+    # a file no build holding the key wrote as it is.
+    return Note(f"results file {path}: {unsealed} of {len(document['results'])} results {REASONS[reason]}; "
+                "not used, checked again here", warning=reason != OTHER_KEY)
 
 
-def dumps(results: Iterable[Result], shard: tuple[int, int] | None = None) -> str:
-    """A results file, results in a stable order (by tool, then key)."""
+def dumps(results: Iterable[Result], key: Key, shard: tuple[int, int] | None = None) -> str:
+    """A results file sealed with `key`, results in a stable order (by tool, then key)."""
     items = sorted(results, key=lambda r: (r.format, r.source, r.tool, r.key))
     document = {
         "format": FORMAT,
         "version": VERSION,
         "generator": {"name": "mkdocs-toolcatalog", "version": __version__},
+        "key_id": key.id,
         "shard": {"index": shard[0], "count": shard[1]} if shard else None,
         "results": [
-            {"key": r.key, "tool": r.tool, "format": r.format, "source": r.source, "seconds": round(r.seconds, 3), "outcome": r.outcome}
+            {"key": r.key, "tool": r.tool, "format": r.format, "source": r.source, "seconds": round(r.seconds, 3),
+             "mac": key.mac(LABEL, seal_payload(Result(r.key, r.tool, r.format, r.source, round(r.seconds, 3), r.outcome))),
+             "outcome": r.outcome}
             for r in items
         ],
     }
@@ -152,5 +185,5 @@ def dumps(results: Iterable[Result], shard: tuple[int, int] | None = None) -> st
     return head[:-1] + ', "results": [\n' + ",\n".join(lines) + "\n]}\n"
 
 
-def write(path: Path, results: Iterable[Result], shard: tuple[int, int] | None = None) -> None:
-    write_atomic(path, dumps(results, shard))
+def write(path: Path, results: Iterable[Result], key: Key, shard: tuple[int, int] | None = None) -> None:
+    write_atomic(path, dumps(results, key, shard))
