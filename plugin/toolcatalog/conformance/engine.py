@@ -180,7 +180,7 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
             stats.results.append(_result(tool, cache_key, seconds[index], outcome))
             _store_after_run(tool, job, cache_key, outcome, planners, ctx, key_of, store)
         apply(tool, outcome)
-    stats.notes += sandbox.flush()  # every run's throwaway folder is gone before the build goes on
+    stats.notes += [Note(text) for text in sandbox.flush()]  # every run's throwaway folder is gone before the build goes on
     stats.seconds = time.monotonic() - started
     return stats
 
