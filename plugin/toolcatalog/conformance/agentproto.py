@@ -170,6 +170,25 @@ def _task(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefi
     return task
 
 
+def declared_reads(tool: Tool, driver: Driver) -> list[Path]:
+    """The folders a CLI run sees besides its driver's folder: the tool's own folder and the fixed
+    part of each `sandbox.fs.read` pattern of the driver (the sandbox drops any outside the workspace)."""
+    out = [tool.dir]
+    block = driver.fields.get("sandbox") if isinstance(driver.fields.get("sandbox"), dict) else {}
+    files = block.get("fs") if isinstance(block.get("fs"), dict) else {}
+    patterns = files.get("read") if isinstance(files.get("read"), list) else []
+    for pattern in (p.strip() for p in patterns if isinstance(p, str)):
+        if not pattern or pattern.startswith(("$", "~")):
+            continue  # $TMPDIR, ~: the scratch folder, always there
+        fixed: list[str] = []
+        for part in (p for p in pattern.split("/") if p not in ("", ".")):
+            if any(c in part for c in "*?["):
+                break
+            fixed.append(part)
+        out.append((Path("/") if pattern.startswith("/") else driver.abs_path.parent).joinpath(*fixed))
+    return out
+
+
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
@@ -192,7 +211,8 @@ def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, pr
         wants_json = True
     argv = [*prefix, *args]
     run.argv = [Path(argv[0]).name, *argv[1:]]
-    spawned = ctx.run(argv, cwd=driver.abs_path.parent, stdin=None, timeout_s=timeout, env=ctx.env, network=rules.network, hidden=rules.hidden)
+    spawned = ctx.run(argv, cwd=driver.abs_path.parent, stdin=None, timeout_s=timeout, env=ctx.env, network=rules.network, hidden=rules.hidden,
+                      reads=declared_reads(tool, driver))
     result = spawned.result
     run.sandbox, run.observed = spawned.mechanism, spawned.observed
     run.started, run.exit_code = result.error is None, result.exit_code

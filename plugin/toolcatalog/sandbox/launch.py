@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..observed import ELSEWHERE, SCRATCH, WORKSPACE, Connection, FileChange, Observed
-from . import bwrap, layout, trace, tree
+from . import bwrap, layout, limits, trace, tree, view
 from .probe import Facts, launcher_argv
 
 
@@ -51,6 +51,8 @@ class Launch:
     scratch_host: str  # the host path the tool sees as /scratch (Landlock: the same path)
     cwd_inside: str  # the working folder as the tool sees it
     roots: list[str] = field(default_factory=list)  # folders searched outside the workspace: "workspace" too
+    refusal: str = ""  # why the run must not start (its program or folder is not in its view); "" to start it
+    launcher_execs: int = 1  # programs the launcher itself starts before the tool (strace's view)
 
     def __enter__(self) -> "Launch":
         return self
@@ -89,7 +91,7 @@ class Launch:
                 files.append(self._change(inside, change))
         observed = Observed(traced=self.log is not None, files=files, truncated=truncated)
         if self.log is not None:
-            seen = trace.parse(self.log, launcher_execs=1, cwd=self.cwd_inside)
+            seen = trace.parse(self.log, launcher_execs=self.launcher_execs, cwd=self.cwd_inside)
             observed.truncated = observed.truncated or seen.truncated
             self._add_trace(observed, seen, diffed)
         observed.cap()
@@ -163,9 +165,11 @@ def prepare(
     network: bool,
     hidden: list[str] | None = None,
     roots: list[Path] | None = None,
+    reads: list[Path] | None = None,
 ) -> Launch:
     """Get one run ready. `facts.mechanism` must not be None. `roots`: folders searched for
-    manifests besides the workspace; those outside it are shown read-only too (without `.git`)."""
+    manifests besides the workspace (the run may lie in one); `reads`: folders of the workspace the
+    run sees besides its working folder (see view.py). When `Launch.refusal` is set, do not start it."""
     assert facts.mechanism is not None
     ws = os.path.realpath(workspace)
     here = os.path.realpath(cwd)
@@ -174,25 +178,41 @@ def prepare(
     hidden += [os.path.join(r, ".git") for r in outside if os.path.lexists(os.path.join(r, ".git"))]
     root = Path(tempfile.mkdtemp(prefix="toolcatalog-run-", dir=layout.base_folder()))
     try:
-        return _prepare(facts, command, root, here, env, ws, network, hidden, outside)
+        return _prepare(facts, command, root, here, env, ws, network, hidden, outside, [str(r) for r in reads or []])
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)  # nothing half-made is left behind
         raise
 
 
+def _visible(facts: Facts, command: list[str], env: dict[str, str], here: str, ws: str, outside: list[str],
+             reads: list[str]) -> tuple[list[str], str]:
+    """The folders the run sees besides the system (program folders and its view of the
+    workspace), and why it must not start ("" when it may)."""
+    seen = view.workspace_view(facts.workspace, facts.workspace_extra, ws, outside, here, reads)
+    visible = [*layout.program_folders(ws), *seen.folders]
+    if here not in seen.folders and not any(_below(here, f) for f in seen.folders):
+        return visible, "not run: its folder is a link that leads out of the workspace, which the sandbox does not show"
+    return visible, layout.unseen_program(command[0], env.get("PATH", ""), visible) or ""
+
+
 def _prepare(facts: Facts, command: list[str], root: Path, here: str, env: dict[str, str], ws: str, network: bool,
-             hidden: list[str], outside: list[str]) -> Launch:
+             hidden: list[str], outside: list[str], reads: list[str]) -> Launch:
     for name in ("tmp", "scratch", "scratch/tmp", "scratch/home", "work", "empty"):
         (root / name).mkdir(mode=0o700, exist_ok=True)
-    visible = [*layout.program_folders(command[0], env.get("PATH", ""), ws), *outside]
+    visible, refusal = _visible(facts, command, env, here, ws, outside, reads)
     log = root / "trace.log" if facts.tracer else None
-    if not _below(here, ws) and not any(_below(here, r) for r in outside):
-        visible.append(here)  # the working folder must exist in the sandbox
+    limited = limits.wrap(command, facts.caps, facts.limiter, facts.nproc)
+    launcher_execs = 1 + (limited is not command)
+    command = limited
+    if refusal:  # nothing to start: a command that only says why (for callers that start it anyway)
+        said = ["/bin/sh", "-c", 'echo "toolcatalog: $1" >&2; exit 126', "sh", refusal]
+        return Launch(said, dict(env), root, facts.mechanism or "", network, ws, root, [], None, layout.SCRATCH, here,
+                      refusal=refusal)
     if facts.mechanism == "landlock":
         launch = _landlock(facts, command, here, env, ws, root, visible, network, log, hidden)
     else:
         launch = _bubblewrap(facts, command, here, env, ws, root, visible, network, log, hidden)
-    launch.roots = outside
+    launch.roots, launch.refusal, launch.launcher_execs = outside, refusal, launcher_execs
     for area in launch.areas:
         area.before, area.cut = tree.picture(area.host, hash_files=area.hash_files)
     return launch
@@ -217,7 +237,7 @@ def _bubblewrap(facts: Facts, command: list[str], cwd: str, env: dict[str, str],
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.touch()
     argv = bwrap.argv(facts.program, facts.variant, command, cwd=cwd, workspace=ws, host=root, copied=copied,
-                      visible=visible, hidden=hidden, network=network)
+                      visible=visible, hidden=hidden, network=network, masked=_masked(ws, visible))
     areas = [_Area(root / "tmp", "/tmp", False), _Area(root / "scratch", layout.SCRATCH, False)]
     if copied:
         areas.append(_Area(root / "work", cwd, True))
@@ -226,12 +246,17 @@ def _bubblewrap(facts: Facts, command: list[str], cwd: str, env: dict[str, str],
     return Launch(argv, layout.scratch_env(env), root, "bwrap", network, ws, root, areas, log, layout.SCRATCH, cwd)
 
 
+def _masked(ws: str, visible: list[str]) -> list[str]:
+    """The workspace, unless the run sees all of it (bwrap.argv: `masked`)."""
+    return [] if any(_below(ws, folder) for folder in visible) else [ws]
+
+
 def _landlock(facts: Facts, command: list[str], cwd: str, env: dict[str, str], ws: str, root: Path,
               visible: list[str], network: bool, log: Path | None, hidden: list[str]) -> Launch:
     scratch = str(root / "scratch")
     argv = launcher_argv()
     reads = [*layout.SYSTEM, *("/" + n for n in layout.USR_MERGE), *("/etc/" + n for n in layout.ETC_SUBSET),
-             *visible, ws, "/dev/urandom", "/dev/random"]
+             *visible, "/dev/urandom", "/dev/random"]
     for path in reads:
         if os.path.lexists(path):
             argv += ["--ro", path]
