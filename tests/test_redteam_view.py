@@ -25,11 +25,12 @@ from manifests import PLATFORM, aip_driver, aip_tool, cli_entry, speccify_tool, 
 from procs import no_leftovers  # noqa: F401 (an autouse fixture)
 from sitebuild import REPO, catalog_text, run_check, tool_of
 from toolcatalog import sandbox
+from toolcatalog.options import Options, OptionsError
 
 FACTS = sandbox.probe("auto")
 _HERE = f"this machine offers {FACTS.mechanism or 'no sandbox'}" + (f" ({FACTS.reason})" if FACTS.reason else "")
 needs_bwrap = pytest.mark.skipif(FACTS.mechanism != "bwrap", reason=f"needs bubblewrap with namespaces; {_HERE}")
-pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux only"), needs_bwrap]
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux only")
 
 # Reads every path it is given, every process's command line, and a Unix socket; prints the loot.
 LOOT_PY = r"""
@@ -148,6 +149,7 @@ def landlock_tools(tmp_path: Path, ws: Path, *args: str) -> dict[str, dict[str, 
 # --------------------------------------------------------------------------- 1. program folders
 
 
+@needs_bwrap
 def test_a_pyvenv_cfg_beside_the_program_shows_no_host_folder(tmp_path: Path, host: dict[str, Any]) -> None:
     ws = tmp_path / "ws"
     homes = [host["folder"] / ".ssh", host["folder"] / ".aws", "/etc", "/proc", host["folder"] / "run"]
@@ -169,6 +171,7 @@ def test_a_pyvenv_cfg_beside_the_program_shows_no_host_folder(tmp_path: Path, ho
     assert not looted(host, json.dumps(tools).replace(f"agent-{host['marker']}", ""))
 
 
+@needs_bwrap
 def test_a_link_to_a_host_program_is_not_run_and_says_why(tmp_path: Path, host: dict[str, Any]) -> None:
     """A program in the workspace that is a link to one installed in a host folder: showing that
     folder would show its neighbours (`~/.aws/credentials`); the run is refused with the reason."""
@@ -190,6 +193,7 @@ def test_a_link_to_a_host_program_is_not_run_and_says_why(tmp_path: Path, host: 
     assert not looted(host, json.dumps(tools))
 
 
+@needs_bwrap
 def test_searched_folders_outside_the_workspace_are_not_shown_whole(tmp_path: Path, host: dict[str, Any]) -> None:
     """`paths: [../host]` in mkdocs.yml (a commit can write it) once showed that folder whole."""
     ws = tmp_path / "ws"
@@ -214,6 +218,7 @@ def dotenv_workspace(tmp_path: Path) -> tuple[Path, str]:
     return ws, secret
 
 
+@needs_bwrap
 def test_the_rest_of_the_workspace_is_invisible_unless_widened_openly(tmp_path: Path) -> None:
     ws, secret = dotenv_workspace(tmp_path)
     found, _ = run_check(ws)
@@ -239,6 +244,7 @@ def test_the_rest_of_the_workspace_is_invisible_unless_widened_openly(tmp_path: 
     assert "of the workspace only the tool's own folders" in tools["dotenv"]["sandbox"]["profile"]
 
 
+@needs_bwrap
 def test_a_write_beside_the_visible_folders_is_refused(tmp_path: Path) -> None:
     """The workspace's other files are not there, and nothing can be put there either (the tmp_path
     workspace lies below /tmp, which is writable in the sandbox: the view must not depend on that)."""
@@ -267,6 +273,7 @@ print(json.dumps({"ok": True}))
 """
 
 
+@needs_bwrap
 def test_memory_and_file_size_caps_fail_the_run_and_say_so(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     speccify_tool(ws, "hog", [("allocates", {"do": "memory", "mb": 400}, {"ok": True}),
@@ -309,14 +316,38 @@ print(json.dumps({"ok": True}))
 """
 
 
+@needs_bwrap
 def test_the_process_cap_is_applied_where_the_kernel_counts_and_said_where_not(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     speccify_tool(ws, "forker", [("forks", {}, {"ok": True})], files={f"{PLATFORM}.py": FORK_PY})
     found, _ = run_check(ws, sandbox_processes=20)
     tool = tool_of(found, "forker")
-    if FACTS.mechanism == "bwrap" and FACTS.variant in ("userns", "noproc") and os.geteuid() != 0:
-        assert "exceeded the process limit of 20" in tool.examples[0].detail, tool.examples[0].detail
+    if FACTS.nproc:  # a control group of its own (root builds here), or RLIMIT_NPROC in a user namespace
+        assert "exceeded the process limit of 20 (`sandbox_processes`)" in tool.examples[0].detail, tool.examples[0].detail
         assert "at most 20 processes" in tool.sandbox.profile
-    else:  # uid 0 is exempt from RLIMIT_NPROC: never claimed
+    else:  # nothing the kernel offers here counts only the run's processes: never claimed
         assert "process count not capped" in tool.sandbox.profile, tool.sandbox.profile
         assert "at most 20 processes" not in tool.sandbox.profile
+    found, _ = run_check(ws)  # the default leaves room for ordinary tools
+    assert tool_of(found, "forker").status.value == "passed", tool_of(found, "forker").examples[0].detail
+
+
+@pytest.mark.parametrize("value", ["../host", "/etc", "docs/../../x", "C:/x", ""])
+def test_sandbox_workspace_never_names_a_folder_outside_the_workspace(value: str) -> None:
+    with pytest.raises(OptionsError, match="sandbox_workspace"):
+        Options.from_mapping({"sandbox_workspace": [value]})
+    with pytest.raises(OptionsError, match="sandbox_workspace"):
+        Options.from_mapping({"sandbox_workspace": "everything"})
+    assert Options.from_mapping({"sandbox_workspace": ["./shared//fixtures/"]}).sandbox_workspace == ["shared/fixtures"]
+
+
+def test_the_visible_program_folders_come_from_the_build_s_python_only(tmp_path: Path) -> None:
+    """Whatever a workspace holds (a pyvenv.cfg, shims, links), the program folders are the same."""
+    from toolcatalog.sandbox import layout
+
+    before = layout.program_folders(str(tmp_path))
+    write(tmp_path / "pyvenv.cfg", "home = /etc\n")
+    (tmp_path / "shims").mkdir()
+    os.symlink("/proc", tmp_path / "bin")
+    assert layout.program_folders(str(tmp_path)) == before
+    assert all(not f.startswith(("/etc", "/proc", str(tmp_path))) for f in before), before

@@ -11,6 +11,7 @@ mutates or needs approval runs only when `allow_mutating` names it.
 from __future__ import annotations
 
 import fnmatch
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -96,7 +97,7 @@ def plan(tool: Tool, ctx: Context) -> Job:
         prefix, reason = _driver_plan(driver, tool, ctx)
         entry = driver.entry_for(tool.id)
         drivers[driver.id] = reason
-        parts.append([driver.id, prefix])
+        parts.append([driver.id, prefix, _read_hashes(tool, driver, ctx)])
         if prefix is not None and entry is not None:
             runnable.append((driver, entry, prefix))
     if not runnable:
@@ -187,6 +188,14 @@ def declared_reads(tool: Tool, driver: Driver) -> list[Path]:
             fixed.append(part)
         out.append((Path("/") if pattern.startswith("/") else driver.abs_path.parent).joinpath(*fixed))
     return out
+
+
+def _read_hashes(tool: Tool, driver: Driver, ctx: Context) -> list[str]:
+    """The contents of the `sandbox.fs.read` folders a run of `driver` sees (a result depends on
+    them); those outside the workspace are never shown, so they are not hashed either."""
+    workspace = os.path.realpath(ctx.workspace)
+    found = [os.path.realpath(p) for p in declared_reads(tool, driver)[1:]]
+    return [hash_tree(Path(p)) for p in found if p == workspace or p.startswith(workspace + os.sep)]
 
 
 def _int(value: Any) -> int | None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..observed import ELSEWHERE, SCRATCH, WORKSPACE, Connection, FileChange, Observed
-from . import bwrap, layout, limits, trace, tree, view
+from . import bwrap, cgroup, layout, limits, trace, tree, view
 from .probe import Facts, launcher_argv
 
 
@@ -53,6 +53,7 @@ class Launch:
     roots: list[str] = field(default_factory=list)  # folders searched outside the workspace: "workspace" too
     refusal: str = ""  # why the run must not start (its program or folder is not in its view); "" to start it
     launcher_execs: int = 1  # programs the launcher itself starts before the tool (strace's view)
+    group: cgroup.Group | None = None  # the run's control group, which caps its process count
 
     def __enter__(self) -> "Launch":
         return self
@@ -61,7 +62,17 @@ class Launch:
         self.close()
 
     def close(self) -> None:
+        self._leave_group()
         _discard(self.root)
+
+    def _leave_group(self) -> None:
+        if self.group is not None:
+            self.group.remove()
+            self.group = None
+
+    def forks_refused(self) -> bool:
+        """Whether the run hit its process cap (known where a control group holds it)."""
+        return self.group is not None and self.group.hit()
 
     def _seen_as(self, path: str) -> str:
         """The path as a reader should see it: the scratch folder is /scratch whatever the mechanism."""
@@ -213,6 +224,7 @@ def _prepare(facts: Facts, command: list[str], root: Path, here: str, env: dict[
     else:
         launch = _bubblewrap(facts, command, here, env, ws, root, visible, network, log, hidden)
     launch.roots, launch.refusal, launch.launcher_execs = outside, refusal, launcher_execs
+    _enter_group(launch, facts)
     for area in launch.areas:
         area.before, area.cut = tree.picture(area.host, hash_files=area.hash_files)
     return launch
@@ -244,6 +256,14 @@ def _bubblewrap(facts: Facts, command: list[str], cwd: str, env: dict[str, str],
     if log is not None:
         argv = trace.wrap(facts.tracer or "strace", log, argv)
     return Launch(argv, layout.scratch_env(env), root, "bwrap", network, ws, root, areas, log, layout.SCRATCH, cwd)
+
+
+def _enter_group(launch: Launch, facts: Facts) -> None:
+    """Start the run inside a control group of its own where one caps its processes (cgroup.py)."""
+    if facts.nproc == limits.CGROUP and facts.caps.processes:
+        launch.group = cgroup.create(facts.caps.processes)
+        if launch.group is not None:
+            launch.argv = launch.group.argv(launch.argv)
 
 
 def _masked(ws: str, visible: list[str]) -> list[str]:

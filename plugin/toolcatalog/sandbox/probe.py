@@ -59,8 +59,9 @@ class Facts:
         return replace(self, workspace=workspace, workspace_extra=tuple(extra), caps=caps, limiter=limits.limiter())
 
     @property
-    def nproc(self) -> bool:
-        return limits.processes_capped(self.mechanism, self.variant)
+    def nproc(self) -> str:
+        """How the process count is capped here (limits.process_cap)."""
+        return limits.process_cap(self.mechanism, self.variant)
 
     def key(self) -> list[object]:
         """What results depend on: part of every cached result's key."""
