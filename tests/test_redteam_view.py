@@ -116,10 +116,10 @@ def looted(host: dict[str, Any], text: str) -> list[str]:
     return [item for item in host["loot"] if item in text]
 
 
-def loot_driver(ws: Path, tool_id: str, payload: dict[str, Any], **files: str) -> Path:
+def loot_driver(ws: Path, tool_id: str, payload: dict[str, Any], files: dict[str, str] | None = None, bin: str = "./bin/run") -> Path:
     aip_tool(ws, tool_id, examples=[{"name": "reads nothing", "input": {"payload": json.dumps(payload)}, "output": NOTHING}])
-    return aip_driver(ws, f"{tool_id}-cli", tool_id, bin="./bin/run", output={"default_format": "json"},
-                      entry=cli_entry("${input.payload}"), files={"loot.py": LOOT_PY, **files})
+    return aip_driver(ws, f"{tool_id}-cli", tool_id, bin=bin, output={"default_format": "json"},
+                      entry=cli_entry("${input.payload}"), files={"loot.py": LOOT_PY, **(files or {})})
 
 
 def check_without_bwrap(tmp_path: Path, args: list[str]) -> dict[str, Any]:
@@ -150,18 +150,23 @@ def landlock_tools(tmp_path: Path, ws: Path, *args: str) -> dict[str, dict[str, 
 
 
 @needs_bwrap
-def test_a_pyvenv_cfg_beside_the_program_shows_no_host_folder(tmp_path: Path, host: dict[str, Any]) -> None:
+@pytest.mark.parametrize("folder", ["bin", "shims"])
+def test_a_pyvenv_cfg_beside_the_program_shows_no_host_folder(tmp_path: Path, host: dict[str, Any], folder: str) -> None:
+    """`<prefix>/bin/run` or `<prefix>/shims/run` with a `<prefix>/pyvenv.cfg` naming host folders:
+    once shown as "the folders its programs are installed in"."""
     ws = tmp_path / "ws"
     homes = [host["folder"] / ".ssh", host["folder"] / ".aws", "/etc", "/proc", host["folder"] / "run"]
-    driver = loot_driver(ws, "notes.venv", host["payload"], **{"bin/run": RUN_SH,
-                         "pyvenv.cfg": "".join(f"home = {h}\n" for h in homes)})
-    os.chmod(driver / "bin" / "run", 0o755)
+    driver = loot_driver(ws, "notes.venv", host["payload"], {f"{folder}/run": RUN_SH,
+                         "pyvenv.cfg": "".join(f"home = {h}\n" for h in homes)}, bin=f"./{folder}/run")
+    os.chmod(driver / folder / "run", 0o755)
     found, _ = run_check(ws)
     tool = tool_of(found, "notes.venv")
     run = tool.examples[0].runs[0]
     assert run.sandbox == "bwrap" and run.actual == NOTHING, (run.actual, run.detail)
     assert not looted(host, catalog_text(found))
     assert tool.status.value == "passed"  # it ran, and saw nothing of the host
+    if folder != "bin":
+        return
 
     # Under Landlock the same files are out of reach. (A named Unix socket is not a file access to
     # Landlock: connecting to one is refused or observed by the launcher's network rules, not here.)
@@ -269,6 +274,10 @@ elif data["do"] == "file":
     with open(os.path.join(os.environ["TMPDIR"], "big"), "wb") as stream:
         for _ in range(data["mb"]):
             stream.write(b"x" * (1 << 20))
+elif data["do"] == "files":  # each file below the file size cap, all of them far above the memory cap
+    for number in range(data["count"]):
+        with open(os.path.join(os.environ["TMPDIR"], f"part{number}"), "wb") as stream:
+            stream.write(b"x" * (data["mb"] << 20))
 print(json.dumps({"ok": True}))
 """
 
@@ -296,6 +305,23 @@ def test_memory_and_file_size_caps_fail_the_run_and_say_so(tmp_path: Path) -> No
     details = {e["title"]: e["detail"] for e in tools["hog"]["examples"]}
     assert "exceeded the memory limit of 128 MiB" in details["allocates"], details
     assert "exceeded the file size limit of 2 MiB" in details["writes a big file"], details
+
+
+@needs_bwrap
+def test_a_run_cannot_fill_memory_backed_folders_past_its_memory_cap(tmp_path: Path) -> None:
+    """Many files, each under the file size cap, written where the run's folders live (/dev/shm,
+    memory): the run's control group counts them as its memory."""
+    from toolcatalog.sandbox import layout
+
+    ws = tmp_path / "ws"
+    speccify_tool(ws, "filler", [("fills", {"do": "files", "count": 80, "mb": 2}, {"ok": True})], files={f"{PLATFORM}.py": HOG_PY})
+    found, _ = run_check(ws, sandbox_memory_mb=64, sandbox_file_mb=4)
+    tool = tool_of(found, "filler")
+    if FACTS.memory_group and layout.base_folder() is not None:
+        assert "exceeded the memory limit of 64 MiB (`sandbox_memory_mb`)" in tool.examples[0].detail, tool.examples[0].detail
+        assert "memory 64 MiB per run too" in tool.sandbox.profile, tool.sandbox.profile
+    else:  # no control group here: the total is not capped, and the profile does not claim it
+        assert "per run too" not in tool.sandbox.profile, tool.sandbox.profile
 
 
 FORK_PY = r"""

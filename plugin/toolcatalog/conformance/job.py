@@ -65,9 +65,9 @@ class Context:
                 return Spawned(ProcessResult(list(argv), None, b"", b"", False, False, False, 0.0, error=launch.refusal), None, None)
             result = run_process(launch.argv, cwd=launch.cwd, stdin=stdin, timeout_s=timeout_s, env=launch.env, max_stdout=cap)
             observed = launch.observe() if result.error is None else None
-            forks_refused = launch.forks_refused()
+            hit = launch.caps_hit()
         result.argv = list(argv)
-        _say_limit(result, facts, forks_refused)
+        _say_limit(result, facts, hit)
         return Spawned(result, launch.mechanism if result.error is None else None, observed)
 
     @contextlib.contextmanager
@@ -89,10 +89,10 @@ class Context:
         return max(timeout, 0.05)
 
 
-def _say_limit(result: ProcessResult, facts: sandbox_mod.Facts, forks_refused: bool) -> None:
+def _say_limit(result: ProcessResult, facts: sandbox_mod.Facts, hit: list[str]) -> None:
     """A run that hit a resource cap says so as the last line of its stderr (failure details quote it)."""
     nproc = facts.nproc if facts.limiter is not None or facts.nproc == sandbox_limits.CGROUP else ""
-    why = sandbox_limits.reason(result.exit_code, result.stderr, facts.caps, nproc, forks_refused)
+    why = sandbox_limits.reason(result.exit_code, result.stderr, facts.caps, nproc, hit)
     if why:
         result.stderr = result.stderr.rstrip(b"\n") + f"\ntoolcatalog: {why}\n".encode()
 

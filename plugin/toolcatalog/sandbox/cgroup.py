@@ -1,13 +1,18 @@
-"""A per-run control group that caps how many processes a run has: where the kernel's own
-per-user count does not (uid 0 is exempt from RLIMIT_NPROC, see limits.py).
+"""Per-run control groups: caps on a run's process count and total memory that the kernel's
+per-process and per-user limits cannot give (limits.py: uid 0 is exempt from RLIMIT_NPROC, and
+RLIMIT_DATA is per process and does not count files written to memory-backed folders).
 
-When the build may create control groups below its own in a `pids` hierarchy (cgroup v1, or v2
-with `pids` enabled for its children; typically a build that runs as root in a VM or container),
-every run gets one, `toolcatalog-<uid>-<build pid>-<n>`, with `pids.max` set to the cap plus the
-launcher's own processes. The run enters it before anything else starts (a `sh` that moves itself
-there and then starts strace or the launcher), so the tool and everything it starts are counted,
-`setsid` daemons included. `pids.events` says afterwards whether the cap was hit; the group is
-removed when the run's folder is. Empty groups left by a build that died are removed by the next.
+Where the build may create control groups below its own (cgroup v1 hierarchies, or v2 with the
+controller enabled for its children; typically a build that runs as root in a VM or container),
+every run gets a group in each of the `pids` and `memory` hierarchies that allow it, named
+`toolcatalog-<uid>-<build pid>-<n>`: `pids.max` is the process cap, the memory limit the memory cap
+(both plus what the launcher itself needs). Memory counts the run's processes and the files they
+write to memory-backed folders (`/dev/shm`, where the run's writable folders live when it is large
+enough), so it also bounds how much a run can write there. The run enters its groups before anything
+else starts (a `sh` that moves itself there and then starts strace or the launcher), so the tool
+and everything it starts are counted, `setsid` daemons included. The groups' event counters say
+afterwards whether a cap was hit (a refused fork, an out-of-memory kill); the groups are removed
+with the run's folder. Empty groups left by a build that died are removed by the next build.
 """
 
 from __future__ import annotations
@@ -18,7 +23,11 @@ import os
 import time
 
 PREFIX = "toolcatalog-"
-OVERHEAD = 4  # strace, bubblewrap's two processes (or the Landlock launcher's), the entering sh
+OVERHEAD = 4  # processes: strace, bubblewrap's two processes (or the Landlock launcher's), the entering sh
+MEMORY_OVERHEAD_MB = 64  # the same processes' memory
+PIDS, MEMORY = "pids", "memory"
+# controller -> (v1 limit file, v2 limit file)
+_LIMIT = {PIDS: ("pids.max", "pids.max"), MEMORY: ("memory.limit_in_bytes", "memory.max")}
 _counter = itertools.count()
 
 
@@ -62,25 +71,39 @@ def _read(path: str) -> str:
         return ""
 
 
-@functools.lru_cache(maxsize=1)
-def pids_parent() -> str | None:
-    """The folder new groups are made in, when this build may make them (tried once)."""
-    own = _own("pids")
+@functools.lru_cache(maxsize=None)
+def parent(controller: str) -> str | None:
+    """The folder this build's groups of `controller` are made in, when it may make them (tried once)."""
+    own = _own(controller)
     if own is None or not os.path.isdir(own[0]):
         return None
-    parent = os.path.join(own[0], own[1].lstrip("/"))
-    _sweep(parent)
-    probe = os.path.join(parent, f"{PREFIX}{os.geteuid()}-{os.getpid()}-probe")
+    folder = os.path.join(own[0], own[1].lstrip("/"))
+    _sweep(folder)
+    probe = os.path.join(folder, f"{PREFIX}{os.geteuid()}-{os.getpid()}-probe")
     try:
         os.mkdir(probe)
-        ok = os.path.isfile(os.path.join(probe, "pids.max"))
-        with open(os.path.join(probe, "pids.max"), "w") as stream:
-            stream.write("max")
+        ok = _limit_file(probe, controller) is not None
     except OSError:
         ok = False
     finally:
         _remove(probe)
-    return parent if ok else None
+    return folder if ok else None
+
+
+def _limit_file(folder: str, controller: str) -> str | None:
+    for name in _LIMIT[controller]:
+        path = os.path.join(folder, name)
+        if os.path.isfile(path) and os.access(path, os.W_OK):
+            return path
+    return None
+
+
+def pids_parent() -> str | None:
+    return parent(PIDS)
+
+
+def memory_parent() -> str | None:
+    return parent(MEMORY)
 
 
 def _sweep(parent: str) -> None:
@@ -106,45 +129,78 @@ def _remove(folder: str) -> bool:
 
 
 class Group:
-    """One run's control group."""
+    """One run's control groups, by controller."""
 
-    def __init__(self, folder: str, processes: int) -> None:
-        self.folder = folder
-        self.processes = processes
+    def __init__(self, folders: dict[str, str]) -> None:
+        self.folders = folders
 
     def argv(self, command: list[str]) -> list[str]:
-        """`command`, started from inside the group."""
-        enter = ('echo $$ > "$1/cgroup.procs" || { echo "toolcatalog: cannot enter the control group of the run" >&2; exit 125; }; '
-                 'shift; exec "$@"')
-        return ["/bin/sh", "-c", enter, "sh", self.folder, *command]
+        """`command`, started from inside the groups."""
+        enter = ('n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || '
+                 '{ echo "toolcatalog: cannot enter the control group of the run" >&2; exit 125; }; shift; n=$((n-1)); done; '
+                 'exec "$@"')
+        return ["/bin/sh", "-c", enter, "sh", str(len(self.folders)), *self.folders.values(), *command]
 
-    def hit(self) -> bool:
-        """Whether a fork was refused because the group was full."""
-        for line in _read(os.path.join(self.folder, "pids.events")).splitlines():
-            name, _, count = line.partition(" ")
-            if name == "max" and count.strip().isdigit() and int(count) > 0:
-                return True
-        return False
+    def hit(self) -> list[str]:
+        """The caps the run hit: PIDS (a fork was refused), MEMORY (a process was killed for memory)."""
+        found = []
+        if PIDS in self.folders and _counter_of(os.path.join(self.folders[PIDS], "pids.events"), "max"):
+            found.append(PIDS)
+        if MEMORY in self.folders:
+            folder = self.folders[MEMORY]
+            if _counter_of(os.path.join(folder, "memory.oom_control"), "oom_kill") or _counter_of(os.path.join(folder, "memory.events"), "oom_kill"):
+                found.append(MEMORY)
+        return found
 
     def remove(self) -> None:
-        """Remove the group once its processes are gone (they are being killed; allow them a moment)."""
-        for _ in range(50):
-            if _remove(self.folder):
-                return
-            time.sleep(0.01)
+        """Remove the groups once their processes are gone (they are being killed; allow them a moment)."""
+        for folder in self.folders.values():
+            for _ in range(50):
+                if _remove(folder):
+                    break
+                time.sleep(0.01)
 
 
-def create(processes: int) -> Group | None:
-    """A new group capped at `processes` (plus the launcher's own), or None where there can be none."""
-    parent = pids_parent() if processes > 0 else None
-    if parent is None:
-        return None
-    folder = os.path.join(parent, f"{PREFIX}{os.geteuid()}-{os.getpid()}-{next(_counter)}")
-    try:
-        os.mkdir(folder)
-        with open(os.path.join(folder, "pids.max"), "w") as stream:
-            stream.write(str(processes + OVERHEAD))
-    except OSError:
-        _remove(folder)
-        return None
-    return Group(folder, processes)
+def _counter_of(path: str, name: str) -> int:
+    for line in _read(path).splitlines():
+        key, _, value = line.partition(" ")
+        if key == name and value.strip().isdigit():
+            return int(value)
+    return 0
+
+
+def _no_swap(folder: str, limit: str) -> None:
+    """Swap counted in the memory cap too, where the kernel accounts for it (best effort)."""
+    for name, value in (("memory.memsw.limit_in_bytes", limit), ("memory.swap.max", "0")):
+        try:
+            with open(os.path.join(folder, name), "w") as stream:
+                stream.write(value)
+        except OSError:
+            pass
+
+
+def create(processes: int, memory_mb: int) -> Group | None:
+    """New groups capping the process count at `processes` and the memory at `memory_mb` MiB (each
+    plus the launcher's own; 0: not capped), or None where there can be none."""
+    wanted = {PIDS: str(processes + OVERHEAD) if processes else "", MEMORY: str((memory_mb + MEMORY_OVERHEAD_MB) << 20) if memory_mb else ""}
+    folders: dict[str, str] = {}
+    name = f"{PREFIX}{os.geteuid()}-{os.getpid()}-{next(_counter)}"
+    for controller, value in wanted.items():
+        base = parent(controller) if value else None
+        if base is None:
+            continue
+        folder = os.path.join(base, name)
+        try:
+            os.mkdir(folder)
+            limit = _limit_file(folder, controller)
+            if limit is None:
+                raise OSError("no limit file")
+            with open(limit, "w") as stream:
+                stream.write(value)
+            if controller == MEMORY:
+                _no_swap(folder, value)
+        except OSError:
+            _remove(folder)
+            continue
+        folders[controller] = folder
+    return Group(folders) if folders else None

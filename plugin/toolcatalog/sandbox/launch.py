@@ -53,7 +53,7 @@ class Launch:
     roots: list[str] = field(default_factory=list)  # folders searched outside the workspace: "workspace" too
     refusal: str = ""  # why the run must not start (its program or folder is not in its view); "" to start it
     launcher_execs: int = 1  # programs the launcher itself starts before the tool (strace's view)
-    group: cgroup.Group | None = None  # the run's control group, which caps its process count
+    group: cgroup.Group | None = None  # the run's control groups, which cap its process count and memory
 
     def __enter__(self) -> "Launch":
         return self
@@ -70,9 +70,9 @@ class Launch:
             self.group.remove()
             self.group = None
 
-    def forks_refused(self) -> bool:
-        """Whether the run hit its process cap (known where a control group holds it)."""
-        return self.group is not None and self.group.hit()
+    def caps_hit(self) -> list[str]:
+        """The caps its control groups say the run reached (cgroup.PIDS, cgroup.MEMORY)."""
+        return self.group.hit() if self.group is not None else []
 
     def _seen_as(self, path: str) -> str:
         """The path as a reader should see it: the scratch folder is /scratch whatever the mechanism."""
@@ -259,9 +259,11 @@ def _bubblewrap(facts: Facts, command: list[str], cwd: str, env: dict[str, str],
 
 
 def _enter_group(launch: Launch, facts: Facts) -> None:
-    """Start the run inside a control group of its own where one caps its processes (cgroup.py)."""
-    if facts.nproc == limits.CGROUP and facts.caps.processes:
-        launch.group = cgroup.create(facts.caps.processes)
+    """Start the run inside control groups of its own where they cap its processes or memory (cgroup.py)."""
+    processes = facts.caps.processes if facts.nproc == limits.CGROUP else 0
+    memory = facts.caps.memory_mb if facts.memory_group else 0
+    if processes or memory:
+        launch.group = cgroup.create(processes, memory)
         if launch.group is not None:
             launch.argv = launch.group.argv(launch.argv)
 

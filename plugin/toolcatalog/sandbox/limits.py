@@ -5,7 +5,9 @@ hard limit alike: the tool has no capability to raise them again), and inherited
 tool starts:
 
 - memory: `RLIMIT_DATA`, the heap and private writable mappings of each process (not its reserved
-  but unused address space, which runtimes such as V8 or Go reserve by the gigabyte);
+  but unused address space, which runtimes such as V8 or Go reserve by the gigabyte); and, where a
+  control group can be made (cgroup.py), the same cap on the whole run, files it writes to
+  memory-backed folders included;
 - file size: `RLIMIT_FSIZE`, the bytes one write may bring a file to; past it the write fails
   (`EFBIG`, or `SIGXFSZ` for programs that do not ignore it);
 - processes: a control group per run where the build may make one (cgroup.py: exact, root builds
@@ -69,14 +71,21 @@ def wrap(command: list[str], limits: Limits, program: str | None, nproc: str) ->
     return [program, *options, "--", *command]
 
 
-def describe(limits: Limits, program: str | None, nproc: str) -> str:
-    """The caps in words, for the sandbox profile."""
+def memory_group() -> bool:
+    """Whether each run's total memory is capped by a control group here."""
+    return cgroup.memory_parent() is not None
+
+
+def describe(limits: Limits, program: str | None, nproc: str, whole_run: bool = False) -> str:
+    """The caps in words, for the sandbox profile. `whole_run`: memory is capped per run too."""
     if program is None or not (limits.memory_mb or limits.file_mb):
         caps = "no memory or file size cap (`prlimit` is not installed)" if program is None else "no memory or file size cap"
     else:
         caps = ", ".join(part for part in (
             f"memory {limits.memory_mb} MiB" if limits.memory_mb else "",
             f"files {limits.file_mb} MiB" if limits.file_mb else "") if part) + " per process"
+        if whole_run and limits.memory_mb:
+            caps += f" (memory {limits.memory_mb} MiB per run too, files in memory included)"
     if limits.processes and (nproc == CGROUP or (nproc == RLIMIT and program is not None)):
         return f"{caps}, at most {limits.processes} processes"
     if not limits.processes:
@@ -91,12 +100,14 @@ _FILE = (b"File too large", b"file size limit exceeded")
 SIGXFSZ = 25
 
 
-def reason(exit_code: int | None, stderr: bytes, limits: Limits, nproc: str, forks_refused: bool = False) -> str | None:
-    """Which cap a failed run hit, from how it ended (None: none that shows). `forks_refused`: its
-    control group says a fork was refused."""
+def reason(exit_code: int | None, stderr: bytes, limits: Limits, nproc: str, hit: list[str] = []) -> str | None:
+    """Which cap a failed run hit, from how it ended (None: none that shows). `hit`: the caps its
+    control groups say were reached (cgroup.PIDS, cgroup.MEMORY)."""
     if exit_code in (None, 0):
         return None
-    if forks_refused:
+    if cgroup.MEMORY in hit:
+        return f"exceeded the memory limit of {limits.memory_mb} MiB (`sandbox_memory_mb`)"
+    if cgroup.PIDS in hit:
         return f"exceeded the process limit of {limits.processes} (`sandbox_processes`)"
     if limits.file_mb and (exit_code in (-SIGXFSZ, 128 + SIGXFSZ) or any(s in stderr for s in _FILE)):
         return f"exceeded the file size limit of {limits.file_mb} MiB (`sandbox_file_mb`)"

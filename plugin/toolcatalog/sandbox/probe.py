@@ -63,11 +63,16 @@ class Facts:
         """How the process count is capped here (limits.process_cap)."""
         return limits.process_cap(self.mechanism, self.variant)
 
+    @property
+    def memory_group(self) -> bool:
+        """Whether a control group caps each run's total memory here (limits.memory_group)."""
+        return self.mechanism is not None and limits.memory_group()
+
     def key(self) -> list[object]:
         """What results depend on: part of every cached result's key."""
         return ["sandbox", PROFILE_VERSION, self.mode, self.mechanism, self.variant, self.tracer is not None,
                 self.workspace, list(self.workspace_extra), [self.caps.memory_mb, self.caps.processes, self.caps.file_mb],
-                self.limiter is not None, self.nproc]
+                self.limiter is not None, self.nproc, self.memory_group]
 
     def profile(self, network: bool) -> str:
         """One line saying what a run was allowed, for pages and the catalog."""
@@ -76,7 +81,7 @@ class Facts:
         net = "network allowed" if network else "no network"
         watched = "system calls traced" if self.tracer else "not traced (only file changes are observed)"
         seen = view.describe(self.workspace, self.workspace_extra)
-        caps = limits.describe(self.caps, self.limiter, self.nproc)
+        caps = limits.describe(self.caps, self.limiter, self.nproc, self.memory_group)
         if self.mechanism == "landlock":
             return (f"Landlock ({self.variant}): reads limited to the system and {seen}; "
                     f"writes only to a private TMPDIR and HOME; {net}; no PID namespace; {caps}; {watched}")
