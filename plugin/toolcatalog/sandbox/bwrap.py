@@ -72,11 +72,11 @@ def argv(
     visible: list[str],
     hidden: list[str],
     network: bool,
-    masked: list[str] = [],
+    masked: list[str] | None = None,
 ) -> list[str]:
     """The full command line. `host` is the run's host-side folder: `tmp` (becomes /tmp),
     `scratch` (becomes /scratch), `work` (the copy of `cwd`, when `copied`) and `empty` (an empty
-    folder used to hide folders). `masked`: the workspace (and searched folders) when the run sees
+    folder used to hide folders). `masked`: the workspace, when the run sees
     only parts of it: an empty read-only folder there holds those parts, so a write beside them is
     refused wherever the workspace lies (below /tmp too)."""
     out = [bwrap, *namespaces(variant, network), "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
@@ -85,7 +85,7 @@ def argv(
     out += ["--bind", str(host / "tmp"), "/tmp", "--bind", str(host / "scratch"), layout.SCRATCH]
     # `visible`: the program folders and the run's view of the workspace (view.py), never the
     # workspace as such. After /tmp: a program installed below /tmp stays visible.
-    for base in masked:
+    for base in masked or []:
         out += ["--tmpfs", base]
     for folder in sorted(visible, key=len):
         out += ["--ro-bind", folder, folder]
@@ -94,7 +94,7 @@ def argv(
     for path in [os.path.join(workspace, ".git"), *hidden]:
         if any(_below(path, folder) for folder in [*visible, cwd]):
             out += hide(path, host)
-    for base in masked:
+    for base in masked or []:
         out += ["--remount-ro", base]
     out += ["--remount-ro", "/", "--chdir", cwd, "--", *command]
     return out

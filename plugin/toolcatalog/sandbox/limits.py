@@ -100,7 +100,7 @@ _FILE = (b"File too large", b"file size limit exceeded")
 SIGXFSZ = 25
 
 
-def reason(exit_code: int | None, stderr: bytes, limits: Limits, nproc: str, hit: list[str] = []) -> str | None:
+def reason(exit_code: int | None, stderr: bytes, limits: Limits, nproc: str, hit: list[str] | tuple[str, ...] = ()) -> str | None:
     """Which cap a failed run hit, from how it ended (None: none that shows). `hit`: the caps its
     control groups say were reached (cgroup.PIDS, cgroup.MEMORY)."""
     if exit_code in (None, 0):
