@@ -56,6 +56,7 @@ from toolcatalog.conformance.job import Job
 from toolcatalog.model import Tool
 from toolcatalog.formats.smarttool import RUNTIME_RULES as ALL_RUNTIME_RULES, STATIC_RULE_IDS, STATIC_RULES
 from toolcatalog.options import Options
+from toolcatalog.sandbox import layout
 from toolcatalog.scrub import scrubber
 
 pytestmark = pytest.mark.skipif(os.name != "posix" or not Path("/proc/self/stat").exists(), reason="POSIX process groups and /proc")
@@ -284,7 +285,9 @@ def test_environment_is_scrubbed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert "SECRET_TEST_API_KEY" not in env
     assert "TOOLCATALOG_TEST_UNLISTED" not in env
     assert env["TOOLCATALOG_TEST_PASSED"] == "passed-through"
-    assert env["PATH"] == scrubber(tmp_path)(os.environ["PATH"])  # the home folder shows as ~
+    # Sandboxed, PATH keeps only what the sandbox shows (the build's Python first, then the system).
+    path = os.environ["PATH"] if example.runs[0].sandbox is None else layout.sandbox_path(os.environ["PATH"], str(tmp_path.resolve()))
+    assert env["PATH"] == scrubber(tmp_path)(path)  # the home folder shows as ~
 
 
 # --------------------------------------------------------------------------- AIP-14 + AIP-30 (cli)

@@ -387,12 +387,12 @@ def test_a_cli_driver_sandbox_block_is_honoured(tmp_path: Path) -> None:
         aip_tool(ws, tool_id, examples=[{"name": "read", "input": {"path": str(ws / path), "extra": extra}, "output": {}}])
         aip_driver(ws, f"{tool_id}-cli", tool_id, bin="python3", bin_args=["read.py"], output={"default_format": "json"},
                    entry=cli_entry("${input.path}", *(["spawn"] if extra else [])), files={"read.py": READER_PY},
-                   sandbox={"fs": {"read": ["~/**"], "write": [], "deny": ["../../private/**"]}, "exec": {"allow": False}})
+                   sandbox={"fs": {"read": ["~/**", "../../public.txt"], "write": [], "deny": ["../../private/**"]}, "exec": {"allow": False}})
     catalog, _ = run_check(ws)
     private = tool_of(catalog, "read.private").examples[0].runs[0]
     assert private.actual == {"text": "FileNotFoundError"} or private.actual == {"text": ""}, private.actual  # denied: hidden
     assert private.status == "passed"
-    public = tool_of(catalog, "read.public").examples[0].runs[0]
+    public = tool_of(catalog, "read.public").examples[0].runs[0]  # outside its folder, declared by `fs.read`
     assert public.actual == {"text": "hello"} and public.status == "passed"
     spawns = tool_of(catalog, "read.spawns").examples[0].runs[0]
     assert spawns.status == "failed" and "/true (the driver's sandbox does not allow it)" in spawns.detail, spawns.detail

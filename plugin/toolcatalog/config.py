@@ -148,6 +148,23 @@ class ToolCatalogConfig(base.Config):
     declare it (speccify, smart tools). AIP-14 and AIP-30 contracts declare network access
     themselves (`requires.network`, a `network:*` mutation, `network.egress`)."""
 
+    sandbox_workspace = _Rule["str | list[str]"]("sandbox_workspace")
+    """What a sandboxed run sees of the workspace: `tool` (the default) shows only the tool's own
+    folders (its folder, a driver's folder, a smart tool's distribution root); `all` shows the whole
+    workspace without `.git`; a list of folders (relative to mkdocs.yml) shows those besides the
+    tool's own. Every page and the catalog say which (the sandbox profile). See docs/security.md."""
+
+    sandbox_memory_mb = _Rule[int]("sandbox_memory_mb")
+    """Memory each sandboxed process may allocate, in MiB (0: not capped). A run that hits it fails
+    with "exceeded the memory limit"."""
+
+    sandbox_processes = _Rule[int]("sandbox_processes")
+    """Processes a sandboxed run may have at once (0: not capped), where the kernel can count them
+    (bubblewrap with a user namespace, a build that is not root; the profile says when not)."""
+
+    sandbox_file_mb = _Rule[int]("sandbox_file_mb")
+    """The largest file a sandboxed run may write, in MiB (0: not capped)."""
+
     mcp_ttl_ms = _Rule[int]("mcp_ttl_ms")
     """`ttlMs` of the MCP `tools/list` result: how many milliseconds a client may reuse it."""
 

@@ -65,6 +65,10 @@ class Options:
     # Sandbox for example processes (issue: sandboxed runs)
     sandbox: str = "auto"  # auto | required | off
     allow_network: list[str] = field(default_factory=list)  # globs of tool ids whose runs may use the network
+    sandbox_workspace: str | list[str] = "tool"  # what a run sees of the workspace: tool | all | [folders]
+    sandbox_memory_mb: int = 2048  # per process (RLIMIT_DATA); 0 = not capped
+    sandbox_processes: int = 256  # per run, where the kernel counts them (RLIMIT_NPROC); 0 = not capped
+    sandbox_file_mb: int = 1024  # the largest file a run may write (RLIMIT_FSIZE); 0 = not capped
     # The MCP tools/list result
     mcp_ttl_ms: int = 3_600_000  # how long a client may cache the list
     mcp_cache_scope: str = "public"  # public | private
@@ -213,6 +217,22 @@ def _cache_dir(name: str, value: Any) -> str | None:
     return text
 
 
+def _sandbox_workspace(name: str, value: Any) -> str | list[str]:
+    """`tool`, `all`, or folders relative to mkdocs.yml's folder (never outside it)."""
+    if value in ("tool", "all"):
+        return value
+    folders = _texts(name, value) if isinstance(value, list) else None
+    if folders is None:
+        raise OptionsError(f"`{name}` must be tool, all or a list of folders of the workspace, not {value!r}")
+    out = []
+    for item in folders:
+        parts = [p for p in item.strip().split("/") if p not in ("", ".")]
+        if not parts or ".." in parts or item.strip().startswith("/") or "\\" in item or _drive(item) or os.path.isabs(item):
+            raise OptionsError(f"`{name}` entry {item!r} must be a folder inside the workspace")
+        out.append("/".join(parts))
+    return out
+
+
 RULES: dict[str, Callable[[str, Any], Any]] = {
     "enabled": _bool,
     "paths": _texts,
@@ -237,6 +257,10 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "fail_on": _statuses,
     "sandbox": _choice("sandbox", ("auto", "required", "off")),
     "allow_network": _texts,
+    "sandbox_workspace": _sandbox_workspace,
+    "sandbox_memory_mb": _integer("sandbox_memory_mb", 0),
+    "sandbox_processes": _integer("sandbox_processes", 0),
+    "sandbox_file_mb": _integer("sandbox_file_mb", 0),
     "mcp_ttl_ms": _integer("mcp_ttl_ms", 0),
     "mcp_cache_scope": _choice("mcp_cache_scope", ("public", "private")),
     "mcp_exclude": _statuses,

@@ -11,6 +11,7 @@ mutates or needs approval runs only when `allow_mutating` names it.
 from __future__ import annotations
 
 import fnmatch
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -96,7 +97,7 @@ def plan(tool: Tool, ctx: Context) -> Job:
         prefix, reason = _driver_plan(driver, tool, ctx)
         entry = driver.entry_for(tool.id)
         drivers[driver.id] = reason
-        parts.append([driver.id, prefix])
+        parts.append([driver.id, prefix, _read_hashes(tool, driver, ctx)])
         if prefix is not None and entry is not None:
             runnable.append((driver, entry, prefix))
     if not runnable:
@@ -170,6 +171,33 @@ def _task(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefi
     return task
 
 
+def declared_reads(tool: Tool, driver: Driver) -> list[Path]:
+    """The folders a CLI run sees besides its driver's folder: the tool's own folder and the fixed
+    part of each `sandbox.fs.read` pattern of the driver (the sandbox drops any outside the workspace)."""
+    out = [tool.dir]
+    block = driver.fields.get("sandbox") if isinstance(driver.fields.get("sandbox"), dict) else {}
+    files = block.get("fs") if isinstance(block.get("fs"), dict) else {}
+    patterns = files.get("read") if isinstance(files.get("read"), list) else []
+    for pattern in (p.strip() for p in patterns if isinstance(p, str)):
+        if not pattern or pattern.startswith(("$", "~")):
+            continue  # $TMPDIR, ~: the scratch folder, always there
+        fixed: list[str] = []
+        for part in (p for p in pattern.split("/") if p not in ("", ".")):
+            if any(c in part for c in "*?["):
+                break
+            fixed.append(part)
+        out.append((Path("/") if pattern.startswith("/") else driver.abs_path.parent).joinpath(*fixed))
+    return out
+
+
+def _read_hashes(tool: Tool, driver: Driver, ctx: Context) -> list[str]:
+    """The contents of the `sandbox.fs.read` folders a run of `driver` sees (a result depends on
+    them); those outside the workspace are never shown, so they are not hashed either."""
+    workspace = os.path.realpath(ctx.workspace)
+    found = [os.path.realpath(p) for p in declared_reads(tool, driver)[1:]]
+    return [hash_tree(Path(p)) for p in found if p == workspace or p.startswith(workspace + os.sep)]
+
+
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
@@ -192,7 +220,8 @@ def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, pr
         wants_json = True
     argv = [*prefix, *args]
     run.argv = [Path(argv[0]).name, *argv[1:]]
-    spawned = ctx.run(argv, cwd=driver.abs_path.parent, stdin=None, timeout_s=timeout, env=ctx.env, network=rules.network, hidden=rules.hidden)
+    spawned = ctx.run(argv, cwd=driver.abs_path.parent, stdin=None, timeout_s=timeout, env=ctx.env, network=rules.network, hidden=rules.hidden,
+                      reads=declared_reads(tool, driver))
     result = spawned.result
     run.sandbox, run.observed = spawned.mechanism, spawned.observed
     run.started, run.exit_code = result.error is None, result.exit_code

@@ -10,12 +10,15 @@ outcome. A Job may instead carry an outcome decided without running anything
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .. import sandbox as sandbox_mod
+from ..sandbox import layout as sandbox_layout
+from ..sandbox import limits as sandbox_limits
 from ..model import Tool
 from ..observed import Observed
 from ..options import Options
@@ -48,7 +51,7 @@ class Context:
     roots: list[Path] = field(default_factory=list)  # folders searched outside the workspace (`paths: [../x]`)
 
     def run(self, argv: list[str], *, cwd: Path, stdin: bytes | None, timeout_s: float, env: dict[str, str],
-            network: bool = False, hidden: list[str] | None = None) -> "Spawned":
+            network: bool = False, hidden: list[str] | None = None, reads: list[Path] | None = None) -> "Spawned":
         """Run one process, in the sandbox when the build has one (`run_process` otherwise)."""
         facts = self.sandbox
         cap = self.options.max_output_bytes
@@ -57,22 +60,26 @@ class Context:
                 return Spawned(ProcessResult(argv, None, b"", b"", False, False, False, 0.0, error=f"not run: {facts.reason}"), None, None)
             return Spawned(run_process(argv, cwd=cwd, stdin=stdin, timeout_s=timeout_s, env=env, max_stdout=cap), None, None)
         with sandbox_mod.prepare(facts, argv, cwd=cwd, env=env, workspace=self.workspace, network=network, hidden=hidden,
-                                 roots=self.roots) as launch:
+                                 roots=self.roots, reads=reads) as launch:
+            if launch.refusal:  # its program or folder lies outside what the sandbox shows
+                return Spawned(ProcessResult(list(argv), None, b"", b"", False, False, False, 0.0, error=launch.refusal), None, None)
             result = run_process(launch.argv, cwd=launch.cwd, stdin=stdin, timeout_s=timeout_s, env=launch.env, max_stdout=cap)
             observed = launch.observe() if result.error is None else None
+            hit = launch.caps_hit()
         result.argv = list(argv)
+        _say_limit(result, facts, hit)
         return Spawned(result, launch.mechanism if result.error is None else None, observed)
 
     @contextlib.contextmanager
     def launch(self, argv: list[str], *, cwd: Path, env: dict[str, str], network: bool = False,
-               hidden: list[str] | None = None) -> Iterator[sandbox_mod.Launch | None]:
+               hidden: list[str] | None = None, reads: list[Path] | None = None) -> Iterator[sandbox_mod.Launch | None]:
         """For processes started by someone else (the MCP SDK): the sandboxed command line to
         start, or None when the build has no sandbox. Its folders are removed at the end."""
         if self.sandbox.mechanism is None:
             yield None
             return
         with sandbox_mod.prepare(self.sandbox, argv, cwd=cwd, env=env, workspace=self.workspace, network=network,
-                                 hidden=hidden, roots=self.roots) as launch:
+                                 hidden=hidden, roots=self.roots, reads=reads) as launch:
             yield launch
 
     def timeout_for(self, tool_timeout_ms: int | None = None) -> float:
@@ -80,6 +87,14 @@ class Context:
         if tool_timeout_ms:
             timeout = min(timeout, tool_timeout_ms / 1000.0)
         return max(timeout, 0.05)
+
+
+def _say_limit(result: ProcessResult, facts: sandbox_mod.Facts, hit: list[str]) -> None:
+    """A run that hit a resource cap says so as the last line of its stderr (failure details quote it)."""
+    nproc = facts.nproc if facts.limiter is not None or facts.nproc == sandbox_limits.CGROUP else ""
+    why = sandbox_limits.reason(result.exit_code, result.stderr, facts.caps, nproc, hit)
+    if why:
+        result.stderr = result.stderr.rstrip(b"\n") + f"\ntoolcatalog: {why}\n".encode()
 
 
 @dataclass
@@ -105,13 +120,29 @@ def current_platform() -> str:
 
 def make_context(options: Options, workspace: Path, sandbox: sandbox_mod.Facts | None = None) -> Context:
     """The build's context; the sandbox is probed here (once per build) unless given."""
+    facts = configured(sandbox if sandbox is not None else sandbox_mod.probe(options.sandbox), options)
     return Context(
         options=options,
-        env=scrubbed_env(options.env),
-        tool_env=scrubbed_env(options.env, drop_provider_vars=True),
+        env=sandboxed_path(scrubbed_env(options.env), facts, workspace),
+        tool_env=sandboxed_path(scrubbed_env(options.env, drop_provider_vars=True), facts, workspace),
         platform=current_platform(),
         workspace=workspace,
         scrub=scrubber(workspace, [workspace / p for p in options.paths]),
-        sandbox=sandbox if sandbox is not None else sandbox_mod.probe(options.sandbox),
+        sandbox=facts,
         roots=[workspace / p for p in options.paths if (workspace / p).is_dir()],
     )
+
+
+def sandboxed_path(env: dict[str, str], facts: sandbox_mod.Facts, workspace: Path) -> dict[str, str]:
+    """`env` with the PATH a sandboxed run can use (layout.sandbox_path), when there is a sandbox."""
+    if facts.mechanism is None:
+        return env
+    return {**env, "PATH": sandbox_layout.sandbox_path(env.get("PATH", ""), os.path.realpath(workspace))}
+
+
+def configured(facts: sandbox_mod.Facts, options: Options) -> sandbox_mod.Facts:
+    """The probed sandbox with what this build's options make visible and the caps they set."""
+    view = options.sandbox_workspace
+    setting, extra = (view, ()) if isinstance(view, str) else ("tool", tuple(view))
+    caps = sandbox_limits.Limits(options.sandbox_memory_mb, options.sandbox_processes, options.sandbox_file_mb)
+    return facts.configured(setting, extra, caps)

@@ -72,21 +72,30 @@ def argv(
     visible: list[str],
     hidden: list[str],
     network: bool,
+    masked: list[str] | None = None,
 ) -> list[str]:
     """The full command line. `host` is the run's host-side folder: `tmp` (becomes /tmp),
     `scratch` (becomes /scratch), `work` (the copy of `cwd`, when `copied`) and `empty` (an empty
-    folder used to hide folders)."""
+    folder used to hide folders). `masked`: the workspace, when the run sees
+    only parts of it: an empty read-only folder there holds those parts, so a write beside them is
+    refused wherever the workspace lies (below /tmp too)."""
     out = [bwrap, *namespaces(variant, network), "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     out += system_binds()
     out += proc_and_dev(variant)
     out += ["--bind", str(host / "tmp"), "/tmp", "--bind", str(host / "scratch"), layout.SCRATCH]
-    for folder in visible:  # after /tmp: a program installed below /tmp stays visible
+    # `visible`: the program folders and the run's view of the workspace (view.py), never the
+    # workspace as such. After /tmp: a program installed below /tmp stays visible.
+    for base in masked or []:
+        out += ["--tmpfs", base]
+    for folder in sorted(visible, key=len):
         out += ["--ro-bind", folder, folder]
-    out += ["--ro-bind", workspace, workspace]
     if copied:
         out += ["--bind", str(host / "work"), cwd]
     for path in [os.path.join(workspace, ".git"), *hidden]:
-        out += hide(path, host)
+        if any(_below(path, folder) for folder in [*visible, cwd]):
+            out += hide(path, host)
+    for base in masked or []:
+        out += ["--remount-ro", base]
     out += ["--remount-ro", "/", "--chdir", cwd, "--", *command]
     return out
 
@@ -104,3 +113,7 @@ def mount_points(cwd: str, workspace: str, visible: list[str], hidden: list[str]
     """Paths bubblewrap will mount on: where they fall inside a writable folder of the run (/tmp),
     the run creates them first, so that they are not mistaken for the tool's writes."""
     return [workspace, cwd, *visible, os.path.join(workspace, ".git"), *hidden]
+
+
+def _below(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")

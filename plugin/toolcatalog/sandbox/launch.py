@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..observed import ELSEWHERE, SCRATCH, WORKSPACE, Connection, FileChange, Observed
-from . import bwrap, layout, nofollow, runfolders, trace, tree
+from . import bwrap, cgroup, layout, limits, nofollow, runfolders, trace, tree, view
 from .probe import Facts, launcher_argv
 
 
@@ -50,6 +50,9 @@ class Launch:
     scratch_host: str  # the host path the tool sees as /scratch (Landlock: the same path)
     cwd_inside: str  # the working folder as the tool sees it
     roots: list[str] = field(default_factory=list)  # folders searched outside the workspace: "workspace" too
+    refusal: str = ""  # why the run must not start (its program or folder is not in its view); "" to start it
+    launcher_execs: int = 1  # programs the launcher itself starts before the tool (strace's view)
+    group: cgroup.Group | None = None  # the run's control groups, which cap its process count and memory
 
     def __enter__(self) -> "Launch":
         return self
@@ -58,7 +61,17 @@ class Launch:
         self.close()
 
     def close(self) -> None:
+        self._leave_group()
         _discard(self.root)
+
+    def _leave_group(self) -> None:
+        if self.group is not None:
+            self.group.remove()
+            self.group = None
+
+    def caps_hit(self) -> list[str]:
+        """The caps its control groups say the run reached (cgroup.PIDS, cgroup.MEMORY)."""
+        return self.group.hit() if self.group is not None else []
 
     def _seen_as(self, path: str) -> str:
         """The path as a reader should see it: the scratch folder is /scratch whatever the mechanism."""
@@ -88,7 +101,7 @@ class Launch:
                 files.append(self._change(inside, change))
         observed = Observed(traced=self.log is not None, files=files, truncated=truncated)
         if self.log is not None:
-            seen = trace.parse(self.log, launcher_execs=1, cwd=self.cwd_inside)
+            seen = trace.parse(self.log, launcher_execs=self.launcher_execs, cwd=self.cwd_inside)
             observed.truncated = observed.truncated or seen.truncated
             self._add_trace(observed, seen, diffed)
         observed.cap()
@@ -177,9 +190,11 @@ def prepare(
     network: bool,
     hidden: list[str] | None = None,
     roots: list[Path] | None = None,
+    reads: list[Path] | None = None,
 ) -> Launch:
     """Get one run ready. `facts.mechanism` must not be None. `roots`: folders searched for
-    manifests besides the workspace; those outside it are shown read-only too (without `.git`)."""
+    manifests besides the workspace (the run may lie in one); `reads`: folders of the workspace the
+    run sees besides its working folder (see view.py). When `Launch.refusal` is set, do not start it."""
     assert facts.mechanism is not None
     ws = os.path.realpath(workspace)
     here = os.path.realpath(cwd)
@@ -188,25 +203,42 @@ def prepare(
     hidden += [os.path.join(r, ".git") for r in outside if os.path.lexists(os.path.join(r, ".git"))]
     root = Path(tempfile.mkdtemp(prefix="run-", dir=runfolders.folder()))
     try:
-        return _prepare(facts, command, root, here, env, ws, network, hidden, outside)
+        return _prepare(facts, command, root, here, env, ws, network, hidden, outside, [str(r) for r in reads or []])
     except BaseException:
         nofollow.remove(str(root))  # nothing half-made is left behind
         raise
 
 
+def _visible(facts: Facts, command: list[str], env: dict[str, str], here: str, ws: str, outside: list[str],
+             reads: list[str]) -> tuple[list[str], str]:
+    """The folders the run sees besides the system (program folders and its view of the
+    workspace), and why it must not start ("" when it may)."""
+    seen = view.workspace_view(facts.workspace, facts.workspace_extra, ws, outside, here, reads)
+    visible = [*layout.program_folders(ws), *seen.folders]
+    if here not in seen.folders and not any(_below(here, f) for f in seen.folders):
+        return visible, "not run: its folder is a link that leads out of the workspace, which the sandbox does not show"
+    return visible, layout.unseen_program(command[0], env.get("PATH", ""), visible) or ""
+
+
 def _prepare(facts: Facts, command: list[str], root: Path, here: str, env: dict[str, str], ws: str, network: bool,
-             hidden: list[str], outside: list[str]) -> Launch:
+             hidden: list[str], outside: list[str], reads: list[str]) -> Launch:
     for name in ("tmp", "scratch", "scratch/tmp", "scratch/home", "work", "empty"):
         (root / name).mkdir(mode=0o700, exist_ok=True)
-    visible = [*layout.program_folders(command[0], env.get("PATH", ""), ws), *outside]
+    visible, refusal = _visible(facts, command, env, here, ws, outside, reads)
     log = root / "trace.log" if facts.tracer else None
-    if not _below(here, ws) and not any(_below(here, r) for r in outside):
-        visible.append(here)  # the working folder must exist in the sandbox
+    limited = limits.wrap(command, facts.caps, facts.limiter, facts.nproc)
+    launcher_execs = 1 + (limited is not command)
+    command = limited
+    if refusal:  # nothing to start: a command that only says why (for callers that start it anyway)
+        said = ["/bin/sh", "-c", 'echo "toolcatalog: $1" >&2; exit 126', "sh", refusal]
+        return Launch(said, dict(env), root, facts.mechanism or "", network, ws, root, [], None, layout.SCRATCH, here,
+                      refusal=refusal)
     if facts.mechanism == "landlock":
         launch = _landlock(facts, command, here, env, ws, root, visible, network, log, hidden)
     else:
         launch = _bubblewrap(facts, command, here, env, ws, root, visible, network, log, hidden)
-    launch.roots = outside
+    launch.roots, launch.refusal, launch.launcher_execs = outside, refusal, launcher_execs
+    _enter_group(launch, facts)
     for area in launch.areas:
         area.before, area.cut = tree.picture(area.host, hash_files=area.hash_files)
     return launch
@@ -219,7 +251,7 @@ def _bubblewrap(facts: Facts, command: list[str], cwd: str, env: dict[str, str],
         layout.copy_folder(Path(cwd), root / "work")
     _make_mount_points(bwrap.mount_points(cwd, ws, visible, hidden), [("/tmp", root / "tmp")] + ([(cwd, root / "work")] if copied else []))
     argv = bwrap.argv(facts.program, facts.variant, command, cwd=cwd, workspace=ws, host=root, copied=copied,
-                      visible=visible, hidden=hidden, network=network)
+                      visible=visible, hidden=hidden, network=network, masked=_masked(ws, visible))
     areas = [_Area(root / "tmp", "/tmp", False), _Area(root / "scratch", layout.SCRATCH, False)]
     if copied:
         areas.append(_Area(root / "work", cwd, True))
@@ -238,12 +270,27 @@ def _make_mount_points(points: list[str], writable: list[tuple[str, Path]]) -> N
                 nofollow.make_inside(str(host), os.path.relpath(point, base), os.path.isdir(point))
 
 
+def _enter_group(launch: Launch, facts: Facts) -> None:
+    """Start the run inside control groups of its own where they cap its processes or memory (cgroup.py)."""
+    processes = facts.caps.processes if facts.nproc == limits.CGROUP else 0
+    memory = facts.caps.memory_mb if facts.memory_group else 0
+    if processes or memory:
+        launch.group = cgroup.create(processes, memory)
+        if launch.group is not None:
+            launch.argv = launch.group.argv(launch.argv)
+
+
+def _masked(ws: str, visible: list[str]) -> list[str]:
+    """The workspace, unless the run sees all of it (bwrap.argv: `masked`)."""
+    return [] if any(_below(ws, folder) for folder in visible) else [ws]
+
+
 def _landlock(facts: Facts, command: list[str], cwd: str, env: dict[str, str], ws: str, root: Path,
               visible: list[str], network: bool, log: Path | None, hidden: list[str]) -> Launch:
     scratch = str(root / "scratch")
     argv = launcher_argv()
     reads = [*layout.SYSTEM, *("/" + n for n in layout.USR_MERGE), *("/etc/" + n for n in layout.ETC_SUBSET),
-             *visible, ws, "/dev/urandom", "/dev/random"]
+             *visible, "/dev/urandom", "/dev/random"]
     for path in reads:
         if os.path.lexists(path):
             argv += ["--ro", path]

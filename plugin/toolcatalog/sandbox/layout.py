@@ -1,8 +1,8 @@
 """What a sandboxed tool sees: the system folders, the programs it needs, its scratch folder.
 
 Nothing is visible unless listed here (a whitelist). Read-only: the system (`/usr`, the merged-usr
-links, `/opt`, a subset of `/etc` without credentials or proxy settings), the folders the run's
-programs are installed in, and the workspace without its `.git`. Writable: the scratch folder
+links, `/opt`, a subset of `/etc` without credentials or proxy settings), the build's own Python
+installation, and the run's part of the workspace (view.py), without `.git`. Writable: the scratch folder
 (`TMPDIR` and `HOME`), `/tmp` (a private, empty one: writing there is outside the scratch folder,
 so it is reported) and a throwaway copy of the working folder.
 """
@@ -174,56 +174,70 @@ def _safe(folder: str, workspace: str) -> bool:
     return True
 
 
-def _prefix(executable_dir: str) -> str:
-    """The installation a program's folder belongs to: `<prefix>/bin` -> `<prefix>`; pyenv/rbenv/asdf
-    `<root>/shims` -> `<root>` (the shim starts the manager from there). A `bin` folder directly in
-    a dot-folder of the home folder (`~/.cargo/bin`, `~/.local/bin`) stays alone: those dot-folders
-    also hold credentials (`~/.cargo/credentials.toml`) and keyrings (`~/.local/share`)."""
-    name = os.path.basename(executable_dir)
-    parent = os.path.dirname(executable_dir)
-    if name == "shims":
-        return parent
-    if name in ("bin", "sbin"):
-        homes = {os.path.expanduser("~"), os.path.realpath(os.path.expanduser("~"))}
-        if os.path.dirname(parent) in homes:
-            return executable_dir
-        return parent
-    return executable_dir
-
-
-def program_folders(argv0: str, path_var: str, workspace: str) -> list[str]:
-    """Folders outside the system ones that must be visible (read-only) for the run's programs to
-    start: the installation of `argv0`, of each PATH entry, and of the build's own Python when
-    `argv0` is it (speccify runs `.py` files with it), including a virtualenv's base Python."""
-    candidates: list[str] = []
-    exe = argv0 if os.path.isabs(argv0) else (shutil.which(argv0, path=path_var) or "")
-    for path in {exe, os.path.realpath(exe)} if exe else ():
-        candidates.append(_prefix(os.path.dirname(path)))
-    if exe and sys.executable and os.path.realpath(exe) == os.path.realpath(sys.executable):
-        candidates += [sys.prefix, sys.base_prefix, os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)]
-    for entry in path_var.split(os.pathsep):
-        if os.path.isabs(entry):
-            shims = os.path.basename(entry) == "shims"
-            candidates += [_prefix(entry) if shims else entry, os.path.realpath(entry)]
+def interpreter_folders() -> list[str]:
+    """The build's own Python installation: `sys.prefix` (a virtualenv), `sys.base_prefix` (the
+    Python it was made from) and `sys.exec_prefix`, as given and with links resolved. These come
+    from the running interpreter, never from a file in the workspace: a `pyvenv.cfg`, a shim or a
+    `.pth` file there says nothing about what a run may see."""
     out: list[str] = []
-    for folder in list(candidates):
-        config = Path(folder) / "pyvenv.cfg"  # a virtualenv: its base Python must be visible too
-        if config.is_file():
-            for line in config.read_text(encoding="utf-8", errors="replace").splitlines():
-                key, _, value = line.partition("=")
-                if key.strip() == "home" and os.path.isabs(value.strip()):
-                    candidates += [_prefix(value.strip()), _prefix(os.path.realpath(value.strip()))]
-    system = [*SYSTEM, *("/" + name for name in USR_MERGE)]
-    for folder in candidates:
-        folder = os.path.normpath(folder)
-        real = os.path.realpath(folder)
-        if any(_below(f, s) for f in (folder, real) for s in system) or not _safe(folder, workspace):
+    for folder in (sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable or "")):
+        if folder:
+            for path in (os.path.normpath(folder), os.path.realpath(folder)):
+                if path not in out:
+                    out.append(path)
+    return out
+
+
+def system_folder(path: str) -> bool:
+    """Whether `path` lies in the system folders every run sees (`/usr`, `/opt`, the merged-usr links)."""
+    return any(_below(path, s) for s in (*SYSTEM, *("/" + name for name in USR_MERGE)))
+
+
+def program_folders(workspace: str) -> list[str]:
+    """Folders outside the system ones that are shown (read-only) so that the run's programs can
+    start: the build's own Python installation (speccify runs `.py` files with it), when it lies
+    outside the system folders. Nothing else: a program installed elsewhere on the host (a PATH
+    entry in the home folder, a version manager's shims) is not shown, and a run that needs it fails
+    with the reason (`unseen_program`), rather than the view growing to fit it."""
+    out: list[str] = []
+    for folder in interpreter_folders():
+        if system_folder(folder) or system_folder(os.path.realpath(folder)) or not _safe(folder, workspace):
             continue
         if folder not in out:
             out.append(folder)
     # Outer folders first, and no folder inside another listed one.
     out.sort(key=len)
     return [f for i, f in enumerate(out) if not any(_below(f, g) for g in out[:i])]
+
+
+def sandbox_path(path_var: str, workspace: str) -> str:
+    """The PATH a sandboxed run gets: the build's own Python's folder first (so `python3` is the
+    build's Python), then the build's PATH entries that lie in the system folders or the workspace.
+    Entries elsewhere on the host (a version manager's shims, `~/.cargo/bin`) are left out: the
+    sandbox does not show them, so a program found only there is "not on PATH", said as such,
+    instead of the view growing to fit it."""
+    own = os.path.dirname(sys.executable) if sys.executable else ""
+    out = [own] if own and os.path.isabs(own) else []
+    for entry in path_var.split(os.pathsep):
+        if not os.path.isabs(entry) or entry in out:
+            continue
+        if system_folder(entry) and system_folder(os.path.realpath(entry)) or _below(entry, workspace):
+            out.append(entry)
+    return os.pathsep.join(out)
+
+
+def unseen_program(argv0: str, path_var: str, visible: list[str]) -> str | None:
+    """Why the run's program cannot start in the sandbox (None: it can): it is installed outside
+    the system folders and the folders the run sees. Links are followed (a link in the workspace to
+    a host program is not that program)."""
+    exe = argv0 if os.path.isabs(argv0) else (shutil.which(argv0, path=path_var) or "")
+    if not exe:
+        return None  # not found at all: the run fails as it would anywhere
+    real = os.path.realpath(exe)
+    if (system_folder(exe) and system_folder(real)) or any(_below(real, v) for v in visible):
+        return None
+    return (f"not run: {os.path.basename(argv0)} is installed in {os.path.dirname(real)}, which the sandbox does not show "
+            f"(only the system, the build's own Python and the run's part of the workspace are visible)")
 
 
 def fits_copy(folder: Path) -> bool:

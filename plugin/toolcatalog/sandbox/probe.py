@@ -13,12 +13,12 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import bwrap, landlock_launcher, trace
+from . import bwrap, landlock_launcher, limits, trace, view
 
-PROFILE_VERSION = 1  # bump when the profile changes what a tool can do or what is observed
+PROFILE_VERSION = 2  # bump when the profile changes what a tool can do or what is observed
 LAUNCHER = Path(landlock_launcher.__file__)
 
 # A fragment of bubblewrap's error -> what it means here (first match wins).
@@ -48,10 +48,31 @@ class Facts:
     tracer: str | None = None  # strace, when it can watch sandboxed runs here
     reason: str = ""  # why there is no sandbox ("" when there is one)
     untraced: str = ""  # why runs are not traced ("" when they are)
+    # What the build's options make of it (`configured`): the workspace view and the caps.
+    workspace: str = view.TOOL  # `sandbox_workspace`: tool | all
+    workspace_extra: tuple[str, ...] = ()  # its list form: more folders, relative to the workspace
+    caps: limits.Limits = limits.Limits()
+    limiter: str | None = None  # `prlimit`, which sets the caps
+
+    def configured(self, workspace: str, extra: tuple[str, ...], caps: limits.Limits) -> "Facts":
+        """These facts with the build's view and caps."""
+        return replace(self, workspace=workspace, workspace_extra=tuple(extra), caps=caps, limiter=limits.limiter())
+
+    @property
+    def nproc(self) -> str:
+        """How the process count is capped here (limits.process_cap)."""
+        return limits.process_cap(self.mechanism, self.variant)
+
+    @property
+    def memory_group(self) -> bool:
+        """Whether a control group caps each run's total memory here (limits.memory_group)."""
+        return self.mechanism is not None and limits.memory_group()
 
     def key(self) -> list[object]:
         """What results depend on: part of every cached result's key."""
-        return ["sandbox", PROFILE_VERSION, self.mode, self.mechanism, self.variant, self.tracer is not None]
+        return ["sandbox", PROFILE_VERSION, self.mode, self.mechanism, self.variant, self.tracer is not None,
+                self.workspace, list(self.workspace_extra), [self.caps.memory_mb, self.caps.processes, self.caps.file_mb],
+                self.limiter is not None, self.nproc, self.memory_group]
 
     def profile(self, network: bool) -> str:
         """One line saying what a run was allowed, for pages and the catalog."""
@@ -59,13 +80,15 @@ class Facts:
             return ""
         net = "network allowed" if network else "no network"
         watched = "system calls traced" if self.tracer else "not traced (only file changes are observed)"
+        seen = view.describe(self.workspace, self.workspace_extra)
+        caps = limits.describe(self.caps, self.limiter, self.nproc, self.memory_group)
         if self.mechanism == "landlock":
-            return (f"Landlock ({self.variant}): reads limited to the system and the workspace without .git; "
-                    f"writes only to a private TMPDIR and HOME; {net}; no PID namespace; {watched}")
+            return (f"Landlock ({self.variant}): reads limited to the system and {seen}; "
+                    f"writes only to a private TMPDIR and HOME; {net}; no PID namespace; {caps}; {watched}")
         namespace = {"userns": "user namespace", "root": "as root, no user namespace", "noproc": "user namespace, no /proc"}
-        return (f"bubblewrap ({namespace.get(self.variant, self.variant)}): system read-only; workspace read-only "
-                f"without .git, working folder a throwaway copy (when small enough); private TMPDIR, HOME and /tmp; own PID namespace; "
-                f"{net}; {watched}")
+        return (f"bubblewrap ({namespace.get(self.variant, self.variant)}): system read-only; {seen}, "
+                f"working folder a throwaway copy (when small enough); private TMPDIR, HOME and /tmp; own PID namespace; "
+                f"{net}; {caps}; {watched}")
 
 
 def explain(stderr: str) -> str:

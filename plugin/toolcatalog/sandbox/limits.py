@@ -1,0 +1,118 @@
+"""Per-run resource caps: memory, processes, and the size of each file a run writes.
+
+They are set inside the sandbox, right before the tool starts, by util-linux `prlimit` (soft and
+hard limit alike: the tool has no capability to raise them again), and inherited by everything the
+tool starts:
+
+- memory: `RLIMIT_DATA`, the heap and private writable mappings of each process (not its reserved
+  but unused address space, which runtimes such as V8 or Go reserve by the gigabyte); and, where a
+  control group can be made (cgroup.py), the same cap on the whole run, files it writes to
+  memory-backed folders included;
+- file size: `RLIMIT_FSIZE`, the bytes one write may bring a file to; past it the write fails
+  (`EFBIG`, or `SIGXFSZ` for programs that do not ignore it);
+- processes: a control group per run where the build may make one (cgroup.py: exact, root builds
+  included); else `RLIMIT_NPROC`, which the kernel counts per user and user namespace and never
+  applies to uid 0, so it caps the run's own processes only under bubblewrap with a user namespace
+  when the build is not root. Elsewhere nothing caps it (RLIMIT_NPROC would count every process of
+  the build's user) and the profile says the process count is not capped.
+
+When a failed run's output shows one of the limits was hit, `reason` says which, and the runner
+adds it to the run's result (the last line of stderr, which failure details quote).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+
+from . import cgroup
+
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_mb: int = 0  # 0: not capped
+    processes: int = 0
+    file_mb: int = 0
+
+
+def limiter() -> str | None:
+    """`prlimit` when it is installed in the system folders the sandbox shows."""
+    found = shutil.which("prlimit", path="/usr/bin:/bin:/usr/sbin:/sbin")
+    return found if found and found.startswith(("/usr/", "/bin/", "/sbin/")) else None
+
+
+CGROUP, RLIMIT = "cgroup", "rlimit"
+
+
+def process_cap(mechanism: str | None, variant: str) -> str:
+    """How a run's process count can be capped here: CGROUP, RLIMIT (when RLIMIT_NPROC counts only
+    the run's own processes, see the module docstring) or "" (it cannot)."""
+    if mechanism is None:
+        return ""
+    if cgroup.pids_parent() is not None:
+        return CGROUP
+    return RLIMIT if mechanism == "bwrap" and variant in ("userns", "noproc") and os.geteuid() != 0 else ""
+
+
+def wrap(command: list[str], limits: Limits, program: str | None, nproc: str) -> list[str]:
+    """`command` started through `prlimit` with the caps set (unchanged when nothing is capped)."""
+    options: list[str] = []
+    if limits.memory_mb:
+        options.append(f"--data={limits.memory_mb * MIB}")
+    if limits.file_mb:
+        options.append(f"--fsize={limits.file_mb * MIB}")
+    if limits.processes and nproc == RLIMIT:
+        options.append(f"--nproc={limits.processes}")
+    if not options or program is None:
+        return command
+    return [program, *options, "--", *command]
+
+
+def memory_group() -> bool:
+    """Whether each run's total memory is capped by a control group here."""
+    return cgroup.memory_parent() is not None
+
+
+def describe(limits: Limits, program: str | None, nproc: str, whole_run: bool = False) -> str:
+    """The caps in words, for the sandbox profile. `whole_run`: memory is capped per run too."""
+    if program is None or not (limits.memory_mb or limits.file_mb):
+        caps = "no memory or file size cap (`prlimit` is not installed)" if program is None else "no memory or file size cap"
+    else:
+        caps = ", ".join(part for part in (
+            f"memory {limits.memory_mb} MiB" if limits.memory_mb else "",
+            f"files {limits.file_mb} MiB" if limits.file_mb else "") if part) + " per process"
+        if whole_run and limits.memory_mb:
+            caps += f" (memory {limits.memory_mb} MiB per run too, files in memory included)"
+    if limits.processes and (nproc == CGROUP or (nproc == RLIMIT and program is not None)):
+        return f"{caps}, at most {limits.processes} processes"
+    if not limits.processes:
+        return f"{caps}; process count not capped"
+    return (f"{caps}; process count not capped (no control group can be made here, and the kernel applies "
+            f"RLIMIT_NPROC to none but unprivileged user namespaces)")
+
+
+_MEMORY = (b"MemoryError", b"Cannot allocate memory", b"out of memory", b"bad_alloc", b"memory allocation failed")
+_PROCESSES = (b"Resource temporarily unavailable", b"BlockingIOError", b"fork: retry", b"Cannot fork", b"can't fork")
+_FILE = (b"File too large", b"file size limit exceeded")
+SIGXFSZ = 25
+
+
+def reason(exit_code: int | None, stderr: bytes, limits: Limits, nproc: str, hit: list[str] | tuple[str, ...] = ()) -> str | None:
+    """Which cap a failed run hit, from how it ended (None: none that shows). `hit`: the caps its
+    control groups say were reached (cgroup.PIDS, cgroup.MEMORY)."""
+    if exit_code in (None, 0):
+        return None
+    if cgroup.MEMORY in hit:
+        return f"exceeded the memory limit of {limits.memory_mb} MiB (`sandbox_memory_mb`)"
+    if cgroup.PIDS in hit:
+        return f"exceeded the process limit of {limits.processes} (`sandbox_processes`)"
+    if limits.file_mb and (exit_code in (-SIGXFSZ, 128 + SIGXFSZ) or any(s in stderr for s in _FILE)):
+        return f"exceeded the file size limit of {limits.file_mb} MiB (`sandbox_file_mb`)"
+    if limits.memory_mb and any(s in stderr for s in _MEMORY):
+        return f"exceeded the memory limit of {limits.memory_mb} MiB (`sandbox_memory_mb`)"
+    if limits.processes and nproc == RLIMIT and any(s in stderr for s in _PROCESSES):
+        return f"exceeded the process limit of {limits.processes} (`sandbox_processes`)"
+    return None
