@@ -36,12 +36,12 @@ from jsonschema.exceptions import ValidationError
 # ordinary contract spends a few units per value (tests/test_redteam_budget.py measures the
 # corpus); a unit is roughly one keyword run by `jsonschema`, a few microseconds.
 FLOOR_UNITS = 100_000
-UNITS_PER_VALUE = 20
+UNITS_PER_VALUE = 40
 # Schemas the in-place keywords may apply to one value, and how deep they may nest doing so
 # (each level is a few Python frames inside `jsonschema`; Python stops at 1,000).
 EXPANSION_FLOOR = 10_000
 MAX_INPLACE_DEPTH = 150
-MESSAGE_CHARS_PER_UNIT = 16  # building error messages costs too (`repr` of big values)
+MESSAGE_CHARS_PER_UNIT = 256  # building error messages costs too (`repr` of big values, in C: cheap per character)
 
 _INPLACE_LISTS = ("allOf", "anyOf", "oneOf")
 _INPLACE_ONE = ("not", "if", "then", "else")
@@ -53,6 +53,7 @@ _PER_ITEM = frozenset({
     "patternProperties", "additionalProperties", "propertyNames", "unevaluatedProperties",
 })
 _UNEVALUATED = frozenset({"unevaluatedProperties", "unevaluatedItems"})
+_OWN_CHARGE = frozenset({"properties"})  # replaced by one that charges what it loops over (jsonschemas._properties)
 
 
 class OverBudget(Exception):
@@ -116,7 +117,7 @@ def metered(name: str, keyword: Callable[..., Any]) -> Callable[..., Iterator[Va
     def run(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
         meter = METER.get()
         if meter is not None:
-            units = 1 + _shallow(value)
+            units = 1 + (0 if name in _OWN_CHARGE else _shallow(value))
             if name in ("enum", "const"):
                 units += meter.deep_size(value)  # compared deeply with the instance
             if name in _PER_ITEM and isinstance(instance, (dict, list)):
