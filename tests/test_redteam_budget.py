@@ -162,14 +162,16 @@ class _CountingDict(dict):
 
 
 def test_anchor_references_in_the_property_table_are_looked_up_in_an_index() -> None:
-    """Every `$ref: "#name"` walked the schema again (up to 5,000 nodes): refs × nodes."""
-    anchors = 3000
+    """Every `$ref: "#name"` walked the schema again (up to 5,000 nodes each): a 1 MiB schema of
+    references cost 10**8 steps."""
+    anchors = 2000
     defs = {f"a{i}": _CountingDict({"$anchor": f"x{i}", "type": "string"}) for i in range(anchors)}
-    schema = {"$defs": defs, "allOf": [{"$ref": f"#x{anchors - 1 - i % 10}"} for i in range(2000)]}
+    # `$defs` last: the old walk (a stack) looked there first, so every anchor was found
+    schema = {"allOf": [{"$ref": f"#x{i}"} for i in range(anchors)], "$defs": defs}
     _CountingDict.gets = 0
     view = schemaview.build(schema, "tc-in")
     assert view.root_type == "string"
-    assert _CountingDict.gets <= 3 * anchors, _CountingDict.gets  # main: millions
+    assert _CountingDict.gets <= 3 * anchors, _CountingDict.gets  # main: about anchors**2 / 2
 
 
 # -- 2. uniqueItems --------------------------------------------------------------------------------
@@ -425,3 +427,35 @@ def test_an_output_the_budget_could_not_check_never_passes(tmp_path: Path) -> No
     [example] = tool.examples
     assert example.status == "failed", (example.status, example.detail)
     assert example.detail.startswith("output could not be checked against the outputs schema: not checked: the schema is not used")
+
+
+# -- compiling a pattern ----------------------------------------------------------------------------
+
+
+def test_a_pattern_whose_repeats_multiply_is_never_compiled(tmp_path: Path) -> None:
+    """`regex` expands counted repeats when it compiles, with no time limit: 17 bytes of
+    `(?:a{2000}){2000}` took seven seconds before any value was matched, and each extra digit
+    multiplies it."""
+    pattern = "(?:a{2000}){2000}"
+    inputs = {"type": "object", "properties": {"s": {"type": "string", "pattern": pattern}},
+              "patternProperties": {"(?:b{2000}){2000}": {}}}
+    speccify_tool(tmp_path, "costly", [("x", {"s": "aa", "bb": 1}, {"ok": True})], inputs=inputs)
+    compiled: list[str] = []
+    compile_pattern = jsonschemas.compile_pattern.__wrapped__
+
+    def counted(text: str) -> Any:
+        compiled.append(text)
+        return compile_pattern(text)
+
+    jsonschemas.compile_pattern.cache_clear()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jsonschemas, "compile_pattern", counted)
+        [tool] = harvest(tmp_path, Options(cache=False)).tools
+    assert tool.valid, [d.message for d in tool.diagnostics]
+    assert not [text for text in compiled if "2000" in text]
+    warnings = [d.message for d in tool.diagnostics if d.code == "io-schema"]
+    assert len(warnings) == 2 and all("repeats its parts more than 100,000 times in all, too costly to compile" in w for w in warnings)
+    undecided = [d.message for d in tool.diagnostics if d.code == "example-undecided"]
+    assert any("the value was not checked" in m for m in undecided) and any("the property name 'bb'" in m for m in undecided)
+    assert schemawork.pattern_size("^[a-z0-9._-]{1,64}$") < 100 and schemawork.pattern_size(r"\p{L}{3}\{9999999\}") < 100
+    assert schemawork.pattern_size("(){9999999}") > schemawork.MAX_PATTERN_REPEATS  # an empty group compiles per repeat

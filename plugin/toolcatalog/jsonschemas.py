@@ -113,8 +113,11 @@ _MATCHING: contextvars.ContextVar[_Matching | None] = contextvars.ContextVar("to
 def search(pattern: str, text: str) -> bool | None:
     """Whether `pattern` matches somewhere in `text`; None when that could not be decided in time.
 
-    Raises `regex.error` for a pattern that does not compile.
+    Raises `regex.error` for a pattern that does not compile. A pattern too costly to compile
+    (`schemawork.pattern_size`) is never compiled: None.
     """
+    if too_costly(pattern):
+        return None
     compiled = compile_pattern(pattern)
     state = _MATCHING.get()
     if state is None:
@@ -141,7 +144,21 @@ def search(pattern: str, text: str) -> bool | None:
 _NOT_CHECKED = "was not checked against it"
 
 
+@lru_cache(maxsize=512)
+def too_costly(pattern: str) -> bool:
+    """Whether compiling `pattern` would expand more counted repeats than it may (compiling
+    cannot be interrupted, unlike matching)."""
+    return schemawork.pattern_size(pattern) > schemawork.MAX_PATTERN_REPEATS
+
+
+def too_costly_message(pattern: str) -> str:
+    return (f"pattern {_short(pattern)} repeats its parts more than {schemawork.MAX_PATTERN_REPEATS:,} times in all, "
+            "too costly to compile")
+
+
 def too_slow(pattern: str, what: str = "the value") -> str:
+    if too_costly(pattern):
+        return f"not checked: {too_costly_message(pattern)}; {what} {_NOT_CHECKED}"
     state = _MATCHING.get()
     if state is not None and pattern not in state.slow:  # this pattern was fast; others used up the time
         return (f"not checked: pattern {pattern!r} was not tried, the {state.budget_s:g} s for matching patterns "
@@ -363,6 +380,9 @@ def check_schema(schema: Any) -> list[Problem]:
                         )
                     )
         for path, pattern in _patterns(schema, ()):
+            if too_costly(pattern):
+                problems.append(Problem(path, f"not checked: {too_costly_message(pattern)}; no value is checked against it", fatal=False))
+                continue
             try:
                 compile_pattern(pattern)
             except (regex.error, re.error, OverflowError, RecursionError) as exc:

@@ -284,3 +284,86 @@ def expand(nodes: list[tuple[dict[str, Any], tuple]], resolve: Callable[[str, st
         if result.deepest is None and depths.get(id(node), 0) > MAX_INPLACE_DEPTH:
             result.deepest = (path, depths[id(node)])
     return result
+
+
+# -- regular expressions: compiling is not interruptible --------------------------------------------
+
+# Characters a compiled pattern may spell out once its counted repeats are expanded. The `regex`
+# package expands `x{n}` into n copies when it compiles (`a{1000000}` takes a second and a half,
+# `(?:a{2000}){2000}`, 17 bytes, seven), and compiling has no time limit.
+MAX_PATTERN_REPEATS = 100_000
+_QUANTIFIER_AFTER_ESCAPE = frozenset("pPNxuUgk")  # `\p{L}`, `\x{41}`, `\g{1}`: braces that are not repeats
+
+
+def pattern_size(pattern: str, cap: int = MAX_PATTERN_REPEATS) -> int:
+    """An upper bound on the size of `pattern` with its counted repeats (`{n}`, `{m,n}`, `{m,}`)
+    expanded, stopping early above `cap`. Linear in the pattern's length, never compiles it."""
+    levels: list[int] = [0]  # size of the sequence at each open group
+    last = 0  # size of the atom a quantifier would repeat
+    i, n = 0, len(pattern)
+    while i < n:
+        char = pattern[i]
+        if char == "\\":
+            if i + 2 < n and pattern[i + 1] in _QUANTIFIER_AFTER_ESCAPE and pattern[i + 2] == "{":
+                end = pattern.find("}", i + 2)
+                i = n if end < 0 else end + 1
+            else:
+                i += 2
+            last = 1
+            levels[-1] += 1
+            continue
+        if char == "[":
+            i = _class_end(pattern, i)
+            last = 1
+            levels[-1] += 1
+            continue
+        if char == "(":
+            levels.append(0)
+            last = 0
+        elif char == ")":
+            group = max(1, levels.pop()) if len(levels) > 1 else 1  # an empty group is still compiled once per repeat
+            last = group
+            levels[-1] += group
+        elif char == "{":
+            count, end = _count(pattern, i)
+            if end > i:
+                levels[-1] += last * (count - 1) if count else -last
+                last *= count
+                i = end
+                if max(levels) > cap or last > cap:
+                    return cap + 1
+                continue
+            last = 1
+            levels[-1] += 1
+        elif char not in "*+?|":
+            last = 1
+            levels[-1] += 1
+        i += 1
+    return sum(levels)
+
+
+def _class_end(pattern: str, start: int) -> int:
+    """The index after the `]` that closes the character class opening at `start`."""
+    i = start + 1
+    if i < len(pattern) and pattern[i] == "^":
+        i += 1
+    if i < len(pattern) and pattern[i] == "]":
+        i += 1
+    while i < len(pattern) and pattern[i] != "]":
+        i += 2 if pattern[i] == "\\" else 1
+    return i + 1
+
+
+def _count(pattern: str, start: int) -> tuple[int, int]:
+    """The largest count of a `{m}`, `{m,n}` or `{m,}` quantifier at `start`, and the index after
+    it; (0, start) when the brace is a literal."""
+    end = pattern.find("}", start)
+    if end < 0:
+        return 0, start
+    body = pattern[start + 1:end]
+    low, comma, high = body.partition(",")
+    low, high = low.strip(), high.strip()
+    if not (low.isdigit() or (comma and not low)) or (high and not high.isdigit()) or (not low and not high):
+        return 0, start
+    count = max(int(low or 0), int(high or 0)) if len(low) < 12 and len(high) < 12 else 10**12
+    return count, end + 1
