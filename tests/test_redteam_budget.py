@@ -20,7 +20,7 @@ import jsonschema._utils
 import pytest
 import referencing._core
 
-from manifests import front_matter, speccify_tool, write, ECHO_STDIN_PY, PLATFORM
+from manifests import ECHO_STDIN_PY, PLATFORM, speccify_tool
 from sitebuild import run_check, tool_of, toolcatalog_process
 from toolcatalog import catalogdiff, jsonschemas, schemaview, schemawork
 from toolcatalog.harvest import harvest
@@ -262,8 +262,8 @@ cases = {
         chain(30, lambda nxt: {"anyOf": [{"$ref": nxt}], "unevaluatedProperties": False}, {"properties": {"x": True}}), {"x": 1}),
     "unevaluatedItems": (
         chain(30, lambda nxt: {"anyOf": [{"$ref": nxt}], "unevaluatedItems": False}, {"prefixItems": [True]}), [1]),
-    # every branch of a wide oneOf over a big array
-    "oneOf": ({"oneOf": [{"type": "array", "items": {"type": "integer", "minimum": i}} for i in range(3000)]}, list(range(20000))),
+    # every branch of a wide oneOf over a big array (each fails only at its last item)
+    "oneOf": ({"oneOf": [{"type": "array", "items": {"type": "integer", "maximum": 19998 - i}} for i in range(3000)]}, list(range(20000))),
     # every item against a long enum
     "enum": ({"type": "array", "items": {"enum": list(range(20000))}}, [19999] * 20000),
     # a value's members against thousands of patterns
@@ -459,3 +459,33 @@ def test_a_pattern_whose_repeats_multiply_is_never_compiled(tmp_path: Path) -> N
     assert any("the value was not checked" in m for m in undecided) and any("the property name 'bb'" in m for m in undecided)
     assert schemawork.pattern_size("^[a-z0-9._-]{1,64}$") < 100 and schemawork.pattern_size(r"\p{L}{3}\{9999999\}") < 100
     assert schemawork.pattern_size("(){9999999}") > schemawork.MAX_PATTERN_REPEATS  # an empty group compiles per repeat
+
+
+def test_a_ref_that_is_no_uri_is_an_error_on_its_line_and_an_unfetched_one_is_not_a_violation(tmp_path: Path) -> None:
+    """`$ref: "http://["` raised ValueError out of check_schema; a `$ref` into a document that is
+    never fetched made the example's output "violate" `outputs` (an error for an unchecked value)."""
+    speccify_tool(tmp_path, "bad-uri", [("x", {}, {"ok": True})], inputs={"$ref": "http://["})
+    speccify_tool(tmp_path, "remote", [("x", {}, {"ok": True})], outputs={"$ref": "urn:elsewhere#/defs/out"})
+    catalog = harvest(tmp_path, Options(cache=False))
+    bad = tool_of(catalog, "bad-uri")
+    assert not bad.valid
+    [error] = [d for d in bad.diagnostics if d.code == "io-schema"]
+    assert "`$ref` 'http://[' is not a valid URI reference" in error.message and error.line == 5  # `$ref:` under `inputs:`
+    remote = tool_of(catalog, "remote")
+    assert remote.valid, [d.message for d in remote.diagnostics]
+    assert not [d for d in remote.diagnostics if d.code == "example-output-schema"]
+    [undecided] = [d for d in remote.diagnostics if d.code == "example-undecided"]
+    assert "not checked: a `$ref` could not be resolved" in undecided.message
+
+
+def test_the_budget_charges_work_done_not_work_skipped() -> None:
+    """A wide `oneOf` whose first branch passes checks the rest with `is_valid`, which stops at
+    their first error: cheap, and within the budget. Empty `items` over a long array is charged
+    per item all the same (no keyword runs, but every item is visited)."""
+    schema = {"oneOf": [{"type": "array", "items": {"type": "integer", "minimum": i}} for i in range(3000)]}
+    checker = jsonschemas.Checker(schema)
+    assert checker.validate(list(range(20_000))) == []  # only branch 0 passes; the rest fail at item 0 or 1
+    assert checker.meter.spent < checker.meter.allowance / 2
+    checker = jsonschemas.Checker({"allOf": [{"items": {"type": "object"} if i == 0 else {}} for i in range(2000)]})
+    [problem] = checker.validate([{}] * 20_000)
+    assert problem.message.startswith(OVER_BUDGET)

@@ -318,7 +318,9 @@ def safe_validator_class(cls: type) -> type:
     matches them under a time limit, and every keyword charges the current meter for its work."""
     replaced = {name: _SAFE_KEYWORDS[name](fn) for name, fn in cls.VALIDATORS.items() if name in _SAFE_KEYWORDS}
     keywords = {**cls.VALIDATORS, **replaced}
-    return jsonschema.validators.extend(cls, validators={name: schemawork.metered(name, fn) for name, fn in keywords.items()})
+    safe = jsonschema.validators.extend(cls, validators={name: schemawork.metered(name, fn) for name, fn in keywords.items()})
+    safe.descend = schemawork.metered_descend(safe.descend)  # our own class (extend made it): nobody else's changes
+    return safe
 
 
 def _validator_class(schema: Any) -> tuple[type, Problem | None]:
@@ -367,6 +369,8 @@ def check_schema(schema: Any) -> list[Problem]:
                             "so no value can ever be checked against it",
                         )
                     )
+            except ValueError as exc:  # not a URI reference at all (`http://[`): urljoin refuses it
+                problems.append(Problem(path, f"`$ref` {ref!r} is not a valid URI reference ({exc})"))
             except referencing.exceptions.Unresolvable:
                 if ref.startswith("#"):
                     problems.append(Problem(path, f"`$ref` {ref!r} points at nothing in this schema"))
@@ -445,7 +449,7 @@ def _expansion(schema: dict[str, Any], resolver: Any) -> schemawork.Expansion:
         found: list[Any] = []
         try:
             found.append(resolver.lookup(ref).contents)
-        except referencing.exceptions.Unresolvable:
+        except (referencing.exceptions.Unresolvable, ValueError):
             pass
         if keyword == "$dynamicRef":
             found.extend(dynamic.get(ref.rpartition("#")[2], ()))
@@ -577,8 +581,10 @@ class Checker:
         except RecursionError:
             stopped = Problem((), "not checked: the schema nests (through its `$ref`s) deeper than the validator can follow "
                                   "on this value; the value was not checked against it", undecided=True)
-        except referencing.exceptions.Unresolvable as exc:
-            return [Problem((), f"a `$ref` could not be resolved: {exc}")]
+        except OverflowError as exc:  # arithmetic on a number no float can hold, in a keyword not replaced here
+            stopped = Problem((), f"not checked: a number in the value is too large to compare ({exc}); the value {_NOT_CHECKED}", undecided=True)
+        except (referencing.exceptions.Unresolvable, ValueError) as exc:  # a reference outside the manifest (never fetched)
+            return [Problem((), f"not checked: a `$ref` could not be resolved ({exc}); the value {_NOT_CHECKED}", undecided=True)]
         except (regex.error, re.error) as exc:  # a `pattern` check_schema could not see (it skips data-like keys)
             return [Problem((), f"a `pattern` in the schema is not a regular expression Python can compile ({exc})")]
         finally:

@@ -47,11 +47,9 @@ _INPLACE_LISTS = ("allOf", "anyOf", "oneOf")
 _INPLACE_ONE = ("not", "if", "then", "else")
 _INPLACE_MAPS = ("dependentSchemas", "dependencies")
 _REFS = ("$ref", "$dynamicRef", "$recursiveRef")
-# Keywords whose implementation loops over the instance itself (beyond what they descend into).
-_PER_ITEM = frozenset({
-    "items", "prefixItems", "additionalItems", "contains", "unevaluatedItems", "uniqueItems",
-    "patternProperties", "additionalProperties", "propertyNames", "unevaluatedProperties",
-})
+# Keywords whose implementation loops over the whole instance whatever it finds (`items` and the
+# like descend into each item, and stop early inside `is_valid`: `descend` charges for each).
+_PER_ITEM = frozenset({"contains", "unevaluatedItems", "unevaluatedProperties"})
 _UNEVALUATED = frozenset({"unevaluatedProperties", "unevaluatedItems"})
 _OWN_CHARGE = frozenset({"properties"})  # replaced by one that charges what it loops over (jsonschemas._properties)
 
@@ -129,6 +127,19 @@ def metered(name: str, keyword: Callable[..., Any]) -> Callable[..., Iterator[Va
             yield error
 
     run.__name__ = getattr(keyword, "__name__", name)
+    return run
+
+
+def metered_descend(descend: Callable[..., Iterator[ValidationError]]) -> Callable[..., Iterator[ValidationError]]:
+    """A validator's `descend` charging one unit per call: `items: {}` over a long array runs no
+    keyword for its items, yet descends into every one of them."""
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Iterator[ValidationError]:
+        meter = METER.get()
+        if meter is not None:
+            meter.charge(1)
+        return descend(self, *args, **kwargs)
+
     return run
 
 
