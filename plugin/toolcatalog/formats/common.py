@@ -11,7 +11,7 @@ import jsonschema
 
 from .. import frontmatter, jsonschemas
 from ..frontmatter import Manifest, ManifestError, json_type
-from ..model import ERROR, WARNING, Diagnostic, Example
+from ..model import ERROR, WARNING, Diagnostic, Example, Tool
 
 
 class Sink:
@@ -150,7 +150,7 @@ def check_io_schema(sink: Sink, manifest: Manifest, key: str, value: Any) -> boo
     return usable
 
 
-def schema_checkers(tool: Any, usable: dict[str, bool]) -> tuple[jsonschemas.Checker | None, jsonschemas.Checker | None]:
+def schema_checkers(tool: Tool, usable: dict[str, bool]) -> tuple[jsonschemas.Checker | None, jsonschemas.Checker | None]:
     """One checker per usable schema of `tool`, shared by all its examples, so checking them all
     is bounded by one budget proportional to the manifest (jsonschemas.Checker)."""
     return (
