@@ -32,11 +32,12 @@ from typing import Any, Callable, Iterator
 from jsonschema.exceptions import ValidationError
 
 # Work units a validation may spend: a floor for small contracts, plus this much per JSON value
-# (object, array, string, number ...) of the schema and of every value checked against it. An
-# ordinary contract spends a few units per value (tests/test_redteam_budget.py measures the
-# corpus); a unit is roughly one keyword run by `jsonschema`, a few microseconds.
-FLOOR_UNITS = 100_000
-UNITS_PER_VALUE = 40
+# (object, array, string, number ...) of the schema and of every value checked against it. The
+# corpus' contracts spend 1 to 2 units per value, a oneOf-heavy one about 5
+# (tests/test_redteam_budget.py); a unit is roughly one keyword run by `jsonschema`, about 10 µs,
+# so the densest 1 MiB manifest (half a million values) allows about a minute of checking.
+FLOOR_UNITS = 50_000
+UNITS_PER_VALUE = 16
 # Schemas the in-place keywords may apply to one value, and how deep they may nest doing so
 # (each level is a few Python frames inside `jsonschema`; Python stops at 1,000).
 EXPANSION_FLOOR = 10_000
