@@ -374,8 +374,10 @@ def compare_schema(old: Any, new: Any, where: str, side: str, out: list[Change])
     old_enum, new_enum = old.get("enum"), new.get("enum")
     if old_enum != new_enum:
         if isinstance(old_enum, list) and isinstance(new_enum, list):
-            lost = [v for v in old_enum if _canon(v) not in {_canon(x) for x in new_enum}]
-            gained = [v for v in new_enum if _canon(v) not in {_canon(x) for x in old_enum}]
+            # Each side's canonical forms computed once (a set per entry made long enums quadratic).
+            old_keys, new_keys = {_canon(x) for x in old_enum}, {_canon(x) for x in new_enum}
+            lost = [v for v in old_enum if _canon(v) not in new_keys]
+            gained = [v for v in new_enum if _canon(v) not in old_keys]
             if lost:
                 out.append(Change(inp, f"{side}-enum-narrowed", where, f"{side} enum lost {', '.join(_show(v) for v in lost)}"))
             if gained:

@@ -12,6 +12,13 @@ with the `regex` package under a time limit, never with Python's `re`, which
 cannot be interrupted: a pattern such as `^(a|a)*$` can backtrack for hours on
 a short string. A match that takes too long is reported as a problem and the
 value is left unchecked against that pattern; the build goes on.
+
+Everything else is bounded by `schemawork`: a schema whose `$ref`s and in-place keywords apply
+too many schemas to one value is not used (a "not checked: ..." warning on the schema), and a
+`Checker` gives all the values checked against one schema a shared budget of work proportional
+to their size and the schema's, so checking a manifest's examples stays linear in its size.
+`uniqueItems` is decided with a set, `multipleOf` never overflows, `properties` loops over the
+smaller of the schema's and the value's members.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import re
 import time
 import types
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Iterator
@@ -33,6 +41,8 @@ import referencing.jsonschema
 import regex
 from jsonschema.exceptions import ValidationError
 from jsonschema.validators import validator_for
+
+from . import schemawork
 
 try:  # a compiled validator for our own schemas (wheels for the usual platforms)
     import jsonschema_rs
@@ -89,7 +99,7 @@ def compile_pattern(pattern: str) -> Any:
 
 @dataclass
 class _Matching:
-    """Time spent matching during one validation, and what could not be decided."""
+    """Time spent matching during one validation (or by one `Checker`), and what could not be decided."""
 
     budget_s: float = TOTAL_MATCH_BUDGET_S
     spent_s: float = 0.0
@@ -103,8 +113,11 @@ _MATCHING: contextvars.ContextVar[_Matching | None] = contextvars.ContextVar("to
 def search(pattern: str, text: str) -> bool | None:
     """Whether `pattern` matches somewhere in `text`; None when that could not be decided in time.
 
-    Raises `regex.error` for a pattern that does not compile.
+    Raises `regex.error` for a pattern that does not compile. A pattern too costly to compile
+    (`schemawork.pattern_size`) is never compiled: None.
     """
+    if too_costly(pattern):
+        return None
     compiled = compile_pattern(pattern)
     state = _MATCHING.get()
     if state is None:
@@ -131,8 +144,32 @@ def search(pattern: str, text: str) -> bool | None:
 _NOT_CHECKED = "was not checked against it"
 
 
+@lru_cache(maxsize=512)
+def too_costly(pattern: str) -> bool:
+    """Whether compiling `pattern` would expand more counted repeats than it may (compiling
+    cannot be interrupted, unlike matching)."""
+    return schemawork.pattern_size(pattern) > schemawork.MAX_PATTERN_REPEATS
+
+
+def too_costly_message(pattern: str) -> str:
+    return (f"pattern {_short(pattern)} repeats its parts more than {schemawork.MAX_PATTERN_REPEATS:,} times in all, "
+            "too costly to compile")
+
+
 def too_slow(pattern: str, what: str = "the value") -> str:
+    if too_costly(pattern):
+        return f"not checked: {too_costly_message(pattern)}; {what} {_NOT_CHECKED}"
+    state = _MATCHING.get()
+    if state is not None and pattern not in state.slow:  # this pattern was fast; others used up the time
+        return (f"not checked: pattern {pattern!r} was not tried, the {state.budget_s:g} s for matching patterns "
+                f"were used up; {what} {_NOT_CHECKED}")
     return f"pattern {pattern!r} took too long to match (catastrophic backtracking); {what} {_NOT_CHECKED}"
+
+
+def _charge(units: int) -> None:
+    meter = schemawork.METER.get()
+    if meter is not None:
+        meter.charge(units)
 
 
 class _UndecidedMatches:
@@ -157,6 +194,7 @@ def _pattern(validator: Any, patrn: Any, instance: Any, schema: Any) -> Iterator
 def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
     if not validator.is_type(instance, "object"):
         return
+    _charge(len(patterns) * len(instance))  # every name against every pattern
     for patrn, subschema in patterns.items():
         for name, value in instance.items():
             found = search(patrn, name)
@@ -171,6 +209,7 @@ def _additional_properties(validator: Any, aP: Any, instance: Any, schema: Any) 
         return
     properties = schema.get("properties", {})
     patterns = schema.get("patternProperties", {})
+    _charge(len(instance) * (1 + len(patterns)))
     extras = {
         name for name in instance
         if name not in properties and not any(search(p, name) is not False for p in patterns)
@@ -208,19 +247,80 @@ def _with_safe_matching(keyword: Any) -> Any:
     return types.FunctionType(keyword.__code__, keyword_globals, keyword.__name__, keyword.__defaults__, keyword.__closure__)
 
 
+def _multiple_of(validator: Any, divisor: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    """jsonschema's `multipleOf` (floats divided as floats, so `0.5` is a multiple of `0.1`), with
+    exact fractions where a float would overflow (`1e308` by `1e-308`, a 400-digit integer by
+    `0.5`), which jsonschema lets escape as an OverflowError."""
+    if not validator.is_type(instance, "number"):
+        return
+    try:
+        if isinstance(divisor, float) or isinstance(instance, float):
+            try:
+                quotient = instance / divisor
+                failed = int(quotient) != quotient
+            except OverflowError:
+                failed = (Fraction(instance) / Fraction(divisor)).denominator != 1
+        else:
+            failed = bool(instance % divisor)
+    except (OverflowError, ValueError, ZeroDivisionError, TypeError):
+        yield ValidationError(f"{_short(instance)} cannot be divided by {divisor!r}; the value {_NOT_CHECKED}")
+        return
+    if failed:
+        yield ValidationError(f"{_short(instance)} is not a multiple of {divisor}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+def _properties(validator: Any, properties: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    """`properties`, looping over whichever is smaller, the schema's names or the value's: a
+    schema with 50,000 properties costs nothing per example that sets two of them."""
+    if not validator.is_type(instance, "object"):
+        return
+    _charge(min(len(properties), len(instance)))
+    if len(instance) < len(properties):
+        names = [name for name in instance if name in properties]
+    else:
+        names = [name for name in properties if name in instance]
+    for name in names:
+        yield from validator.descend(instance[name], properties[name], path=name, schema_path=name)
+
+
+# Keywords replaced wherever a value is checked, our schemas included: linear, and never raising.
+_LINEAR_KEYWORDS: dict[str, Any] = {
+    "uniqueItems": lambda original: schemawork.unique_items,
+    "multipleOf": lambda original: _multiple_of,
+}
+
 _SAFE_KEYWORDS: dict[str, Any] = {
+    **_LINEAR_KEYWORDS,
     "pattern": lambda original: _pattern,
     "patternProperties": lambda original: _pattern_properties,
     "additionalProperties": lambda original: _additional_properties,
     "unevaluatedProperties": _with_safe_matching,
+    # draft 3 has its own `properties` (with `required: true` inside): left as it is
+    "properties": lambda original: _properties if getattr(original, "__module__", "") == "jsonschema._keywords" else original,
 }
 
 
 @lru_cache(maxsize=None)
-def safe_validator_class(cls: type) -> type:
-    """`cls` with every keyword that matches regular expressions matching them under a time limit."""
-    replaced = {name: _SAFE_KEYWORDS[name](fn) for name, fn in cls.VALIDATORS.items() if name in _SAFE_KEYWORDS}
+def linear_validator_class(cls: type) -> type:
+    """`cls` deciding `uniqueItems` in linear time and `multipleOf` without overflowing."""
+    replaced = {name: _LINEAR_KEYWORDS[name](fn) for name, fn in cls.VALIDATORS.items() if name in _LINEAR_KEYWORDS}
     return jsonschema.validators.extend(cls, validators=replaced)
+
+
+@lru_cache(maxsize=None)
+def safe_validator_class(cls: type) -> type:
+    """`cls` for schemas written by someone else: every keyword that matches regular expressions
+    matches them under a time limit, and every keyword charges the current meter for its work."""
+    replaced = {name: _SAFE_KEYWORDS[name](fn) for name, fn in cls.VALIDATORS.items() if name in _SAFE_KEYWORDS}
+    keywords = {**cls.VALIDATORS, **replaced}
+    safe = jsonschema.validators.extend(cls, validators={name: schemawork.metered(name, fn) for name, fn in keywords.items()})
+    safe.descend = schemawork.metered_descend(safe.descend)  # our own class (extend made it): nobody else's changes
+    return safe
 
 
 def _validator_class(schema: Any) -> tuple[type, Problem | None]:
@@ -250,17 +350,18 @@ def check_schema(schema: Any) -> list[Problem]:
     cls, note = _validator_class(schema)
     problems = [note] if note else []
     try:
-        errors = sorted(cls(cls.META_SCHEMA).iter_errors(schema), key=lambda e: list(map(str, e.absolute_path)))
+        errors = sorted(linear_validator_class(cls)(cls.META_SCHEMA).iter_errors(schema), key=lambda e: list(map(str, e.absolute_path)))
         for error in errors[:20]:
             problems.append(Problem(tuple(error.absolute_path), f"not a valid schema: {error.message}"))
         if errors:
             return problems
         registry, base = _registry(schema, cls)
         resolver = registry.resolver(base)
+        chains: dict[int, bool] = {}
         for path, ref in _refs(schema, ()):
             try:
                 resolved = resolver.lookup(ref)
-                if _ref_cycle(resolved):
+                if _ref_cycle(resolved, chains):
                     problems.append(
                         Problem(
                             path,
@@ -268,6 +369,8 @@ def check_schema(schema: Any) -> list[Problem]:
                             "so no value can ever be checked against it",
                         )
                     )
+            except ValueError as exc:  # not a URI reference at all (`http://[`): urljoin refuses it
+                problems.append(Problem(path, f"`$ref` {ref!r} is not a valid URI reference ({exc})"))
             except referencing.exceptions.Unresolvable:
                 if ref.startswith("#"):
                     problems.append(Problem(path, f"`$ref` {ref!r} points at nothing in this schema"))
@@ -281,36 +384,101 @@ def check_schema(schema: Any) -> list[Problem]:
                         )
                     )
         for path, pattern in _patterns(schema, ()):
+            if too_costly(pattern):
+                problems.append(Problem(path, f"not checked: {too_costly_message(pattern)}; no value is checked against it", fatal=False))
+                continue
             try:
                 compile_pattern(pattern)
             except (regex.error, re.error, OverflowError, RecursionError) as exc:
                 problems.append(
                     Problem(path, f"{pattern!r} is not a regular expression Python can compile ({exc}), so values cannot be checked against it")
                 )
+        if not any(problem.fatal for problem in problems):
+            refusal = _refusal(_expansion(schema, resolver))
+            if refusal is not None:
+                problems.append(Problem(refusal[0], f"not checked: {refusal[1]}; no value is checked against it", fatal=False))
     except RecursionError:
         problems.append(Problem((), "schema nests or refers to itself too deeply to check"))
     return problems
 
 
-def _ref_cycle(resolved: Any, limit: int = 1000) -> bool:
+def _ref_cycle(resolved: Any, known: dict[int, bool]) -> bool:
     """True when following `$ref` from `resolved` comes back without ever leaving `$ref`s.
 
     Such a chain applies to the same value forever (`{"$defs": {"a": {"$ref": "#/$defs/a"}}}`),
-    so every validation against it recurses until Python gives up.
+    so every validation against it recurses until Python gives up. `known` remembers the
+    answer for every schema on a chain already followed, so the `$ref`s of a schema cost the
+    length of its chains once, not once per `$ref` on them (a long chain is left to the depth
+    check of `_expansion`).
     """
-    seen: set[int] = set()
-    for _ in range(limit):
+    chain: dict[int, None] = {}
+    while True:
         contents = resolved.contents
         if not isinstance(contents, dict) or not isinstance(contents.get("$ref"), str):
-            return False
-        if id(contents) in seen:
-            return True
-        seen.add(id(contents))
+            answer = False
+            break
+        if id(contents) in known:
+            answer = known[id(contents)]
+            break
+        if id(contents) in chain:
+            answer = True
+            break
+        chain[id(contents)] = None
         try:
             resolved = resolved.resolver.lookup(contents["$ref"])
         except referencing.exceptions.Unresolvable:
-            return False
-    return True
+            answer = False
+            break
+    known.update(dict.fromkeys(chain, answer))
+    return answer
+
+
+def _expansion(schema: dict[str, Any], resolver: Any) -> schemawork.Expansion:
+    """The in-place expansion of `schema` (see `schemawork.expand`), references resolved inside
+    the document; a `$dynamicRef` may land on any schema with its dynamic anchor."""
+    nodes = list(_schema_nodes(schema, ()))
+    dynamic: dict[str, list[Any]] = {}
+    recursive: list[Any] = []
+    for node, _path in nodes:
+        if isinstance(node.get("$dynamicAnchor"), str):
+            dynamic.setdefault(node["$dynamicAnchor"], []).append(node)
+        if node.get("$recursiveAnchor") is True:
+            recursive.append(node)
+
+    def resolve(keyword: str, ref: str) -> list[Any]:
+        found: list[Any] = []
+        try:
+            found.append(resolver.lookup(ref).contents)
+        except (referencing.exceptions.Unresolvable, ValueError):
+            pass
+        if keyword == "$dynamicRef":
+            found.extend(dynamic.get(ref.rpartition("#")[2], ()))
+        elif keyword == "$recursiveRef":
+            found.extend(recursive)
+        return found
+
+    cap = max(schemawork.EXPANSION_FLOOR, schemawork.size(schema))
+    return schemawork.expand(nodes, resolve, cap)
+
+
+def _refusal(expansion: schemawork.Expansion) -> tuple[tuple, str] | None:
+    """Where and why values must not be checked against a schema with this expansion."""
+    if expansion.cycle is not None:
+        return expansion.cycle, (
+            "its in-place keywords (`$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, `dependentSchemas`) "
+            "lead back to it on the same value, so checking a value could recurse without end"
+        )
+    if expansion.worst is not None:
+        return expansion.worst[0], (
+            f"it applies more than {expansion.cap:,} schemas to one value, the budget for a schema of its size "
+            "(its `$ref`s and in-place keywords reach the same definitions along ever more paths)"
+        )
+    if expansion.deepest is not None:
+        return expansion.deepest[0], (
+            f"its `$ref`s and in-place keywords nest more than {schemawork.MAX_INPLACE_DEPTH} schemas deep on one value, "
+            "deeper than the validator can follow"
+        )
+    return None
 
 
 _DATA_KEYWORDS = frozenset({"enum", "const", "examples", "default"})  # values, not schemas
@@ -351,28 +519,91 @@ def _refs(value: Any, path: tuple) -> Iterator[tuple[tuple, str]]:
             yield where + ("$ref",), node["$ref"]
 
 
-def validate(schema: Any, instance: Any, limit: int = 10) -> list[Problem]:
-    """Where `instance` violates `schema`. Call only with a schema `check_schema` accepted."""
-    if not isinstance(schema, dict):
-        return []
-    cls, _ = _validator_class(schema)
-    token = _MATCHING.set(_Matching())
-    try:
-        registry, _base = _registry(schema, cls, _accept_anything)
-        validator = safe_validator_class(cls)(schema, registry=registry)
-        errors = sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path)))
-        return [
+MAX_ERRORS = 1000  # violations collected from one value before sorting the first `limit` of them
+
+
+class Checker:
+    """Checks values against one schema (one `check_schema` accepted), all of them sharing one
+    budget: `schemawork.FLOOR_UNITS` plus `schemawork.UNITS_PER_VALUE` for every JSON value of
+    the schema and of each value checked, and `TOTAL_MATCH_BUDGET_S` of pattern matching. Checking
+    every example of a manifest with one checker therefore takes time linear in the manifest's
+    size, whatever the schema says; what the budget cannot cover is reported "not checked"."""
+
+    def __init__(self, schema: Any):
+        self.schema = schema
+        self.refused: str | None = None
+        self.validator: Any = None
+        if not isinstance(schema, dict):
+            return
+        self.schema_size = schemawork.size(schema)
+        self.meter = schemawork.Meter(allowance=schemawork.FLOOR_UNITS + schemawork.allowance_for(self.schema_size))
+        self.matching = _Matching()
+        cls, _ = _validator_class(schema)
+        try:
+            registry, base = _registry(schema, cls, _accept_anything)
+            expansion = _expansion(schema, registry.resolver(base))
+        except RecursionError:
+            self.refused = "the schema nests too deeply to be read"
+            return
+        except referencing.exceptions.Unresolvable as exc:
+            self.refused = f"a `$ref` could not be resolved: {exc}"
+            return
+        refusal = _refusal(expansion)
+        if refusal is not None:
+            at = f" at {json_path(refusal[0])}" if refusal[0] else ""
+            self.refused = f"the schema{at} is not used to check values: {refusal[1]}"
+            return
+        self.meter.expansions = expansion.counts
+        self.validator = safe_validator_class(cls)(schema, registry=registry)
+
+    def validate(self, instance: Any, limit: int = 10) -> list[Problem]:
+        """Where `instance` violates the schema; "not checked" problems (undecided) for what the
+        budget did not cover, after the violations found until then."""
+        if not isinstance(self.schema, dict):
+            return []
+        if self.refused is not None:
+            return [Problem((), f"not checked: {self.refused}; the value was not checked against it", undecided=True)]
+        self.meter.allowance += schemawork.allowance_for(schemawork.size(instance))
+        errors: list[ValidationError] = []
+        stopped: Problem | None = None
+        matching, meter = _MATCHING.set(self.matching), schemawork.METER.set(self.meter)
+        try:
+            for error in self.validator.iter_errors(instance):
+                errors.append(error)
+                if len(errors) >= MAX_ERRORS:
+                    break
+        except schemawork.OverBudget:
+            stopped = Problem((), (
+                f"not checked: checking the value needed more than the budget of {self.meter.allowance:,} steps "
+                f"(for a schema of {self.schema_size:,} JSON values and the values checked against it), so the check "
+                "stopped before the end; the rest of the value was not checked against it"
+            ), undecided=True)
+        except RecursionError:
+            stopped = Problem((), "not checked: the schema nests (through its `$ref`s) deeper than the validator can follow "
+                                  "on this value; the value was not checked against it", undecided=True)
+        except OverflowError as exc:  # arithmetic on a number no float can hold, in a keyword not replaced here
+            stopped = Problem((), f"not checked: a number in the value is too large to compare ({exc}); the value {_NOT_CHECKED}", undecided=True)
+        except (referencing.exceptions.Unresolvable, ValueError) as exc:  # a reference outside the manifest (never fetched)
+            return [Problem((), f"not checked: a `$ref` could not be resolved ({exc}); the value {_NOT_CHECKED}", undecided=True)]
+        except (regex.error, re.error) as exc:  # a `pattern` check_schema could not see (it skips data-like keys)
+            return [Problem((), f"a `pattern` in the schema is not a regular expression Python can compile ({exc})")]
+        finally:
+            schemawork.METER.reset(meter)
+            _MATCHING.reset(matching)
+        errors.sort(key=lambda e: list(map(str, e.absolute_path)))
+        problems = [
             Problem(tuple(e.absolute_path), e.message, undecided=e.message.endswith(_NOT_CHECKED))
             for e in errors[:limit]
         ]
-    except RecursionError:
-        return [Problem((), "the schema refers to itself without end; the value could not be checked")]
-    except referencing.exceptions.Unresolvable as exc:
-        return [Problem((), f"a `$ref` could not be resolved: {exc}")]
-    except (regex.error, re.error, OverflowError) as exc:  # a `pattern` check_schema could not see (it skips data-like keys)
-        return [Problem((), f"a `pattern` in the schema is not a regular expression Python can compile ({exc})")]
-    finally:
-        _MATCHING.reset(token)
+        if stopped is not None:
+            problems = problems[: max(limit - 1, 0)] + [stopped]
+        return problems
+
+
+def validate(schema: Any, instance: Any, limit: int = 10) -> list[Problem]:
+    """Where `instance` violates `schema`. Call only with a schema `check_schema` accepted.
+    Several values against one schema: use one `Checker`, which reads the schema once."""
+    return Checker(schema).validate(instance, limit)
 
 
 @lru_cache(maxsize=None)
@@ -385,13 +616,13 @@ def bundled(name: str) -> dict[str, Any]:
 @lru_cache(maxsize=None)
 def _bundled_validator(name: str) -> Any:
     schema = bundled(name)
-    return jsonschema.Draft202012Validator(schema)
+    return linear_validator_class(jsonschema.Draft202012Validator)(schema)
 
 
 @lru_cache(maxsize=None)
 def _bundled_def_validator(name: str, def_name: str) -> Any:
     defs = bundled(name).get("$defs", {})
-    return jsonschema.Draft202012Validator({"$defs": defs, **defs[def_name]})
+    return linear_validator_class(jsonschema.Draft202012Validator)({"$defs": defs, **defs[def_name]})
 
 
 def validate_bundled_def(name: str, def_name: str, instance: Any, limit: int = 10) -> list[Problem]:

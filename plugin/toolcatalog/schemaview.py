@@ -5,8 +5,11 @@ Handles what real contracts use and schema renderers often break on:
 becomes a link to the row where that definition was first shown, instead of
 looping), `allOf` is merged, `oneOf`/`anyOf` become labelled variants, arrays
 show their items, and every row has an anchor for deep links. Remote
-references are shown, never fetched. Hostile schemas are bounded: depth and
-row count are capped.
+references are shown, never fetched. Hostile schemas are bounded: depth, row
+count, references followed one after another and `allOf` nesting are capped,
+and the work of merging `allOf` members has a budget proportional to the
+schema's size (a definition merged again for every row that refers to it could
+otherwise cost rows × its size); past a cap the view says it is truncated.
 """
 
 from __future__ import annotations
@@ -16,8 +19,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .schemawork import size
+
 MAX_DEPTH = 12
 MAX_ROWS = 1500
+MAX_REF_HOPS = 64  # `$ref`s followed one after another (each is a level of recursion here)
+MAX_MERGE_DEPTH = 64  # `allOf` inside `allOf` (through references too)
+WORK_FLOOR = 100_000  # allOf members and properties merged, for any schema
+WORK_PER_VALUE = 4  # ... plus this many per JSON value of the schema
 _ANCHOR_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _MISSING: Any = object()
 
@@ -97,6 +106,15 @@ class _Builder:
         self.truncated = False
         self.anchors: set[str] = set()
         self.shown: dict[str, str] = {}  # $ref -> anchor of the row where it was expanded
+        self.work_left = WORK_FLOOR + WORK_PER_VALUE * size(root)
+        self._anchor_index: dict[str, Any] | None = None
+
+    def spend(self, units: int) -> bool:
+        """Whether merging may go on after `units` more work; False (and truncated) when spent."""
+        self.work_left -= units
+        if self.work_left < 0:
+            self.truncated = True
+        return self.work_left >= 0
 
     # -- helpers ---------------------------------------------------------------------------
     def anchor(self, path: list[str]) -> str:
@@ -128,29 +146,38 @@ class _Builder:
         return node
 
     def _anchor_lookup(self, name: str) -> Any:
-        stack = [self.root]
-        seen = 0
-        while stack and seen < 5000:
-            node = stack.pop()
-            seen += 1
-            if isinstance(node, dict):
-                if node.get("$anchor") == name:
-                    return node
-                stack.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
-            elif isinstance(node, list):
-                stack.extend(node)
-        return _MISSING
+        if self._anchor_index is None:  # indexed once: a lookup per reference walking the schema was quadratic
+            self._anchor_index = {}
+            stack = [self.root]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, dict):
+                    if isinstance(node.get("$anchor"), str):
+                        self._anchor_index.setdefault(node["$anchor"], node)
+                    stack.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
+                elif isinstance(node, list):
+                    stack.extend(node)
+        return self._anchor_index.get(name, _MISSING)
 
-    def merge_all_of(self, schema: dict[str, Any], trail: tuple[str, ...]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    def merge_all_of(self, schema: dict[str, Any], trail: tuple[str, ...], depth: int = 0) -> tuple[dict[str, Any], tuple[str, ...]]:
         """Fold `allOf` members (resolving their `$ref`s) into one schema.
 
         Returns the merged schema and the trail extended by every reference folded
-        in, so a recursion through an `allOf` member is still recognised.
+        in, so a recursion through an `allOf` member is still recognised. A property
+        several members define becomes one flat `allOf` of their schemas (nesting one
+        `allOf` per member made thousands of members recurse past Python's limit).
         """
         members = schema.get("allOf")
         if not isinstance(members, list):
             return schema, trail
         merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
+        if depth >= MAX_MERGE_DEPTH or not self.spend(1 + len(members)):
+            self.truncated = True
+            return merged, trail
+        own = merged.get("properties")
+        gathered: dict[Any, list[Any]] = {name: [sub] for name, sub in own.items()} if isinstance(own, dict) else {}
+        merged_properties = False
+        required: dict[str, None] | None = None
         for member in members:
             if isinstance(member, dict) and isinstance(member.get("$ref"), str):
                 ref = member["$ref"]
@@ -160,27 +187,35 @@ class _Builder:
                 if isinstance(target, dict):
                     extra = {k: v for k, v in member.items() if k != "$ref"}
                     trail = trail + (ref,)
-                    folded, trail = self.merge_all_of(target, trail)
+                    folded, trail = self.merge_all_of(target, trail, depth + 1)
                     member = {**folded, **extra}
             if not isinstance(member, dict):
                 continue
-            member, trail = self.merge_all_of(member, trail)
+            member, trail = self.merge_all_of(member, trail, depth + 1)
+            if not self.spend(len(member) + len(member.get("properties") or ())):
+                break
             for key, value in member.items():
                 if key == "properties" and isinstance(value, dict):
-                    props = dict(merged.get("properties") or {})
+                    merged_properties = True
                     for name, sub in value.items():
-                        props[name] = {"allOf": [props[name], sub]} if name in props else sub
-                    merged["properties"] = props
+                        gathered.setdefault(name, []).append(sub)
                 elif key == "required" and isinstance(value, list):
-                    names = [r for r in [*(merged.get("required") or []), *value] if isinstance(r, str)]
-                    merged["required"] = list(dict.fromkeys(names))
+                    if required is None:
+                        own_required = merged.get("required")
+                        required = dict.fromkeys(r for r in own_required or [] if isinstance(r, str)) if isinstance(own_required, list) else {}
+                    required.update(dict.fromkeys(r for r in value if isinstance(r, str)))
                 elif key not in merged:
                     merged[key] = value
+        if merged_properties:
+            merged["properties"] = {name: subs[0] if len(subs) == 1 else {"allOf": subs} for name, subs in gathered.items()}
+        if required is not None:
+            merged["required"] = list(required)
         return merged, trail
 
     # -- rows --------------------------------------------------------------------------------
-    def walk(self, schema: Any, name: str, path: list[str], depth: int, required: bool, trail: tuple[str, ...], variant: str | None = None) -> None:
-        if len(self.rows) >= MAX_ROWS or depth > MAX_DEPTH:
+    def walk(self, schema: Any, name: str, path: list[str], depth: int, required: bool, trail: tuple[str, ...],
+             variant: str | None = None, hops: int = 0) -> None:
+        if len(self.rows) >= MAX_ROWS or depth > MAX_DEPTH or hops > MAX_REF_HOPS:
             self.truncated = True
             return
         row = Row(name=name, anchor=self.anchor(path), depth=depth, required=required, variant=variant)
@@ -217,7 +252,7 @@ class _Builder:
             self.shown.setdefault(ref, row.anchor)
             self.anchors.discard(row.anchor)
             merged = {**target, **local} if isinstance(target, dict) else target
-            self.walk(merged, name, path, depth, required, trail + (ref,), variant)
+            self.walk(merged, name, path, depth, required, trail + (ref,), variant, hops + 1)
             return
         before = len(trail)
         schema, trail = self.merge_all_of(schema, trail)
@@ -336,7 +371,12 @@ def build(schema: Any, prefix: str) -> SchemaView:
     for folded in trail:
         builder.shown.setdefault(folded, prefix)
     ref = merged.get("$ref")
+    hops = 0
     while isinstance(ref, str) and ref not in trail:  # follow a chain of references at the root
+        hops += 1
+        if hops > MAX_REF_HOPS:
+            builder.truncated = True
+            break
         target = builder.lookup(ref)
         if not isinstance(target, dict):
             break

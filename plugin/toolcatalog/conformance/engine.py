@@ -315,7 +315,7 @@ def _code_digest() -> str:
     (the version alone does not change between development builds)."""
     package = Path(__file__).resolve().parent.parent
     files = sorted([*package.joinpath("conformance").glob("*.py"), *package.joinpath("sandbox").glob("*.py"),
-                    *(package / name for name in ("process.py", "matching.py", "files.py", "jsonschemas.py"))])
+                    *(package / name for name in ("process.py", "matching.py", "files.py", "jsonschemas.py", "schemawork.py"))])
     return cache_mod.key([(f.name, f.read_bytes().hex()) for f in files if f.is_file()])
 
 

@@ -67,8 +67,10 @@ def schema_problems(outputs: Any, actual: Any) -> list[str]:
     """Where `actual` breaks the contract's `outputs` (None: not checked)."""
     if outputs is None:
         return []
+    # A value the budget could not check is no pass either: said as what it is, not as a violation.
     return [
-        f"output violates the outputs schema at {jsonschemas.json_path(problem.path)}: {problem.message}"
+        f"output could not be checked against the outputs schema: {problem.message}" if problem.undecided
+        else f"output violates the outputs schema at {jsonschemas.json_path(problem.path)}: {problem.message}"
         for problem in jsonschemas.validate(outputs, actual, limit=3)
     ]
 

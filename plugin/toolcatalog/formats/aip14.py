@@ -107,6 +107,7 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Any = None, diagnos
 
     examples = data.get("examples")
     if isinstance(examples, list):
+        checkers = common.schema_checkers(tool, usable)
         names: dict[str, int] = {}
         for index, entry in enumerate(examples):
             if not isinstance(entry, dict):
@@ -122,7 +123,7 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Any = None, diagnos
             if title in names:
                 sink.warning(f"example {title!r} has the same name as the one on line {names[title]}", example.line, "example-title")
             names.setdefault(title, example.line or 0)
-            common.check_example(sink, example, tool.inputs, tool.outputs, usable["inputs"], usable["outputs"], f"example {title!r}")
+            common.check_example(sink, example, *checkers, f"example {title!r}")
             tool.examples.append(example)
     if not tool.examples:
         sink.warning("no `examples`: nothing shows how to call the tool or can be checked", manifest.line(("examples",), 2), "no-examples")

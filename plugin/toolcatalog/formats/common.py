@@ -11,7 +11,7 @@ import jsonschema
 
 from .. import frontmatter, jsonschemas
 from ..frontmatter import Manifest, ManifestError, json_type
-from ..model import ERROR, WARNING, Diagnostic, Example
+from ..model import ERROR, WARNING, Diagnostic, Example, Tool
 
 
 class Sink:
@@ -150,16 +150,25 @@ def check_io_schema(sink: Sink, manifest: Manifest, key: str, value: Any) -> boo
     return usable
 
 
-def check_example(sink: Sink, example: Example, inputs: Any, outputs: Any, inputs_ok: bool, outputs_ok: bool, label: str) -> None:
+def schema_checkers(tool: Tool, usable: dict[str, bool]) -> tuple[jsonschemas.Checker | None, jsonschemas.Checker | None]:
+    """One checker per usable schema of `tool`, shared by all its examples, so checking them all
+    is bounded by one budget proportional to the manifest (jsonschemas.Checker)."""
+    return (
+        jsonschemas.Checker(tool.inputs) if usable.get("inputs") else None,
+        jsonschemas.Checker(tool.outputs) if usable.get("outputs") else None,
+    )
+
+
+def check_example(sink: Sink, example: Example, inputs: jsonschemas.Checker | None, outputs: jsonschemas.Checker | None, label: str) -> None:
     """Validate an example's input (a warning) and expected output (an error) against the contract.
 
     An input outside `inputs` is how real contracts document rejection of bad
     input, so it is only a warning; an expected output outside `outputs` means
     the contract contradicts itself, which is an error. A value that could not be
-    checked in time (a runaway `pattern`) is neither: a warning says so.
+    checked (a runaway `pattern`, the validation budget spent) is neither: a warning says so.
     """
-    if inputs_ok and example.has_input:
-        for problem in jsonschemas.validate(inputs, example.input, limit=3):
+    if inputs is not None and example.has_input:
+        for problem in inputs.validate(example.input, limit=3):
             if problem.undecided:
                 sink.warning(f"{label}: the input could not be fully checked: {problem.message}", example.line, "example-undecided")
             else:
@@ -169,8 +178,8 @@ def check_example(sink: Sink, example: Example, inputs: Any, outputs: Any, input
                     example.line,
                     "example-input-schema",
                 )
-    if outputs_ok and example.has_output:
-        for problem in jsonschemas.validate(outputs, example.output, limit=3):
+    if outputs is not None and example.has_output:
+        for problem in outputs.validate(example.output, limit=3):
             if problem.undecided:
                 sink.warning(f"{label}: the expected output could not be fully checked: {problem.message}", example.line, "example-undecided")
             else:

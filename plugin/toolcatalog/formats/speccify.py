@@ -200,11 +200,10 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Manifest | None = N
             sink.warning(f"unknown field `{key}` is kept but not part of the speccify format", manifest.line((key,)), "unknown-field")
 
     tool.examples = parse_examples(tool.body, tool.body_line, sink)
+    checkers = common.schema_checkers(tool, usable)
     for example in tool.examples:
         if example.has_input and example.has_output:
-            common.check_example(
-                sink, example, tool.inputs, tool.outputs, usable["inputs"], usable["outputs"], f"example {example.title!r}"
-            )
+            common.check_example(sink, example, *checkers, f"example {example.title!r}")
     return tool
 
 
