@@ -192,7 +192,8 @@ def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, pr
         wants_json = True
     argv = [*prefix, *args]
     run.argv = [Path(argv[0]).name, *argv[1:]]
-    spawned = ctx.run(argv, cwd=driver.abs_path.parent, stdin=None, timeout_s=timeout, env=ctx.env, network=rules.network, hidden=rules.hidden)
+    spawned = ctx.run(argv, cwd=driver.abs_path.parent, stdin=None, timeout_s=timeout, env=ctx.env, network=rules.network, hidden=rules.hidden,
+                    programs=rules.programs)
     result = spawned.result
     run.sandbox, run.observed = spawned.mechanism, spawned.observed
     run.started, run.exit_code = result.error is None, result.exit_code

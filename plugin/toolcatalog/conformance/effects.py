@@ -177,11 +177,19 @@ def undeclared(rules: Declared, observed: Observed | None, workspace: str) -> li
         }[change.change])
     if not rules.network:
         for connection in observed.connections:
-            found.append(f"connected to {connection.address} (no network was declared; it went nowhere)")
+            # "Went nowhere" only where the sandbox proves it (refused, or no network to reach).
+            fate = "it went nowhere" if connection.contained else "the sandbox did not stop it, so it may have arrived"
+            found.append(f"connected to {connection.address} (no network was declared; {fate})")
     if rules.programs is not None:
+        def allowed(program: str) -> bool:
+            return any(fnmatch.fnmatchcase(program, p) or fnmatch.fnmatchcase(os.path.basename(program), p) for p in rules.programs or [])
+
         for program in observed.spawned:
-            if not any(fnmatch.fnmatchcase(program, p) or fnmatch.fnmatchcase(os.path.basename(program), p) for p in rules.programs):
+            if not allowed(program):
                 found.append(f"started {program} (the driver's sandbox does not allow it)")
+        for program in observed.refused:
+            if not allowed(program):
+                found.append(f"tried to start {program} (the driver's sandbox does not allow it; refused)")
     return list(dict.fromkeys(found))
 
 
@@ -210,13 +218,14 @@ def report(tool: Tool, runs: list[Run], ctx: Context, network: bool) -> dict[str
         for run in started:
             seen = run.observed or Observed()
             merged.truncated = merged.truncated or seen.truncated
+            merged.incomplete = merged.incomplete or seen.incomplete  # one unseen run: the tool is not observed
             for item in seen.files:
                 if item not in merged.files:
                     merged.files.append(item)
             for connection in seen.connections:
                 if connection not in merged.connections:
                     merged.connections.append(connection)
-            for name in ("programs", "spawned"):
+            for name in ("programs", "spawned", "refused"):
                 for program in getattr(seen, name):
                     if program not in getattr(merged, name):
                         getattr(merged, name).append(program)

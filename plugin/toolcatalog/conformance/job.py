@@ -48,7 +48,7 @@ class Context:
     roots: list[Path] = field(default_factory=list)  # folders searched outside the workspace (`paths: [../x]`)
 
     def run(self, argv: list[str], *, cwd: Path, stdin: bytes | None, timeout_s: float, env: dict[str, str],
-            network: bool = False, hidden: list[str] | None = None) -> "Spawned":
+            network: bool = False, hidden: list[str] | None = None, programs: list[str] | None = None) -> "Spawned":
         """Run one process, in the sandbox when the build has one (`run_process` otherwise)."""
         facts = self.sandbox
         cap = self.options.max_output_bytes
@@ -57,7 +57,7 @@ class Context:
                 return Spawned(ProcessResult(argv, None, b"", b"", False, False, False, 0.0, error=f"not run: {facts.reason}"), None, None)
             return Spawned(run_process(argv, cwd=cwd, stdin=stdin, timeout_s=timeout_s, env=env, max_stdout=cap), None, None)
         with sandbox_mod.prepare(facts, argv, cwd=cwd, env=env, workspace=self.workspace, network=network, hidden=hidden,
-                                 roots=self.roots) as launch:
+                                 roots=self.roots, programs=programs) as launch:
             result = run_process(launch.argv, cwd=launch.cwd, stdin=stdin, timeout_s=timeout_s, env=launch.env, max_stdout=cap)
             observed = launch.observe() if result.error is None else None
         result.argv = list(argv)

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..observed import ELSEWHERE, SCRATCH, WORKSPACE, Connection, FileChange, Observed
-from . import bwrap, layout, nofollow, runfolders, trace, tree
-from .probe import Facts, launcher_argv
+from . import bwrap, execs, landlock_launcher, layout, nofollow, runfolders, trace, tree
+from .probe import LAUNCHER, Facts, launcher_argv
 
 
 
@@ -50,6 +50,10 @@ class Launch:
     scratch_host: str  # the host path the tool sees as /scratch (Landlock: the same path)
     cwd_inside: str  # the working folder as the tool sees it
     roots: list[str] = field(default_factory=list)  # folders searched outside the workspace: "workspace" too
+    launcher_execs: int = 1  # successful execve calls before the tool's own (see trace.parse)
+    command: list[str] = field(default_factory=list)  # the tool's own command, as given
+    own: list[str] | None = None  # the files its command executes to start (None: not known, see _own)
+    exec_limit: str = ""  # "enforced" when only the allowed programs can be executed, else why not ("": no limit)
 
     def __enter__(self) -> "Launch":
         return self
@@ -81,15 +85,15 @@ class Launch:
         truncated = False
         for area in self.areas:
             after, cut = tree.picture(area.host, hash_files=False)
-            truncated = truncated or cut or area.cut
+            truncated = truncated or cut or area.cut  # a folder too large to compare: changes may be missed
             for rel, change in tree.changes(area.before, after, area.host):
                 inside = os.path.normpath(os.path.join(area.inside, rel))
                 diffed.add(inside)
                 files.append(self._change(inside, change))
-        observed = Observed(traced=self.log is not None, files=files, truncated=truncated)
+        observed = Observed(traced=self.log is not None, files=files, incomplete=truncated)
         if self.log is not None:
-            seen = trace.parse(self.log, launcher_execs=1, cwd=self.cwd_inside)
-            observed.truncated = observed.truncated or seen.truncated
+            seen = trace.parse(self.log, launcher_execs=self.launcher_execs, cwd=self.cwd_inside)
+            observed.incomplete = observed.incomplete or seen.lost
             self._add_trace(observed, seen, diffed)
         observed.cap()
         return observed
@@ -107,12 +111,41 @@ class Launch:
                 continue
             known.add((located.path, located.where))
             observed.files.append(located)
-        for address, _ok in seen.connections:
-            item = Connection(address, self.network)
+        for address, ok in seen.connections:
+            if address.startswith("unix:/") and self._private(address[len("unix:"):]):
+                continue  # a socket the tool made in its own throwaway folders
+            item = Connection(address, self.network, contained=self._contained(address, ok))
             if item not in observed.connections:
                 observed.connections.append(item)
         observed.programs = [self._seen_as(p) for p in seen.programs]
-        observed.spawned = [self._seen_as(p) for p in seen.spawned]
+        observed.spawned = [self._seen_as(p) for p in _spawned(seen, self.command, self.own)]
+        observed.refused = [self._seen_as(p) for p in seen.refused]
+
+    def _contained(self, address: str, ok: bool) -> bool:
+        """Whether the sandbox provably kept a connection from leaving: refused, or inside
+        bubblewrap's own network namespace (which holds abstract Unix sockets too, not path ones)."""
+        if not ok:
+            return True
+        return self.mechanism == "bwrap" and not self.network and not address.startswith("unix:/")
+
+    def _private(self, path: str) -> bool:
+        places = [self.scratch_host, layout.SCRATCH] + (["/tmp"] if self.mechanism == "bwrap" else [])
+        places += [area.inside for area in self.areas if area.hash_files]  # the throwaway copy
+        return any(_below(os.path.normpath(path), place) for place in places)
+
+
+def _spawned(seen: trace.Seen, command: list[str], own: list[str] | None) -> list[str]:
+    """The programs started besides the tool's own command: in a child or in place of the tool,
+    before or after its last exec. With `own` unknown (a version manager's shim, which runs helpers
+    before it becomes the program), everything after the first start of a program of the command's
+    name, plus what the trace saw children start."""
+    if own is not None:
+        mine = set(own) | {os.path.realpath(p) for p in own}
+        return list(dict.fromkeys(p for p in seen.execs if p not in mine and os.path.realpath(p) not in mine))
+    name = os.path.basename(command[0]) if command else ""
+    became = next((i for i, p in enumerate(seen.execs) if i > 0 and os.path.basename(p) == name), None)
+    after = seen.execs[became + 1:] if became is not None else []
+    return list(dict.fromkeys([*after, *seen.spawned]))
 
 
 # Removing a run's folder is slow on some filesystems (overlayfs: milliseconds per folder), so it
@@ -177,9 +210,11 @@ def prepare(
     network: bool,
     hidden: list[str] | None = None,
     roots: list[Path] | None = None,
+    programs: list[str] | None = None,
 ) -> Launch:
     """Get one run ready. `facts.mechanism` must not be None. `roots`: folders searched for
-    manifests besides the workspace; those outside it are shown read-only too (without `.git`)."""
+    manifests besides the workspace; those outside it are shown read-only too (without `.git`).
+    `programs`: the only programs it may start besides its own command (`exec.allow`; None: any)."""
     assert facts.mechanism is not None
     ws = os.path.realpath(workspace)
     here = os.path.realpath(cwd)
@@ -188,25 +223,31 @@ def prepare(
     hidden += [os.path.join(r, ".git") for r in outside if os.path.lexists(os.path.join(r, ".git"))]
     root = Path(tempfile.mkdtemp(prefix="run-", dir=runfolders.folder()))
     try:
-        return _prepare(facts, command, root, here, env, ws, network, hidden, outside)
+        return _prepare(facts, command, root, here, env, ws, network, hidden, outside, programs)
     except BaseException:
         nofollow.remove(str(root))  # nothing half-made is left behind
         raise
 
 
 def _prepare(facts: Facts, command: list[str], root: Path, here: str, env: dict[str, str], ws: str, network: bool,
-             hidden: list[str], outside: list[str]) -> Launch:
+             hidden: list[str], outside: list[str], programs: list[str] | None = None) -> Launch:
     for name in ("tmp", "scratch", "scratch/tmp", "scratch/home", "work", "empty"):
         (root / name).mkdir(mode=0o700, exist_ok=True)
     visible = [*layout.program_folders(command[0], env.get("PATH", ""), ws), *outside]
     log = root / "trace.log" if facts.tracer else None
     if not _below(here, ws) and not any(_below(here, r) for r in outside):
         visible.append(here)  # the working folder must exist in the sandbox
+    own = _own(command, env.get("PATH", ""))
+    limit, allowed = _exec_limit(facts, command, env.get("PATH", ""), own, programs)
     if facts.mechanism == "landlock":
-        launch = _landlock(facts, command, here, env, ws, root, visible, network, log, hidden)
+        launch = _landlock(facts, command, here, env, ws, root, visible, network, log, hidden, allowed)
     else:
-        launch = _bubblewrap(facts, command, here, env, ws, root, visible, network, log, hidden)
+        inner = _exec_limited(command, allowed) if allowed is not None else command
+        launch = _bubblewrap(facts, inner, here, env, ws, root, visible, network, log, hidden)
+        if inner is not command:
+            launch.launcher_execs += 1  # the execution limiter's own start
     launch.roots = outside
+    launch.command, launch.own, launch.exec_limit = list(command), own, limit
     for area in launch.areas:
         area.before, area.cut = tree.picture(area.host, hash_files=area.hash_files)
     return launch
@@ -239,7 +280,7 @@ def _make_mount_points(points: list[str], writable: list[tuple[str, Path]]) -> N
 
 
 def _landlock(facts: Facts, command: list[str], cwd: str, env: dict[str, str], ws: str, root: Path,
-              visible: list[str], network: bool, log: Path | None, hidden: list[str]) -> Launch:
+              visible: list[str], network: bool, log: Path | None, hidden: list[str], allowed: list[str] | None = None) -> Launch:
     scratch = str(root / "scratch")
     argv = launcher_argv()
     reads = [*layout.SYSTEM, *("/" + n for n in layout.USR_MERGE), *("/etc/" + n for n in layout.ETC_SUBSET),
@@ -252,9 +293,59 @@ def _landlock(facts: Facts, command: list[str], cwd: str, env: dict[str, str], w
     argv += ["--rw", scratch, "--rw", "/dev/null", "--rw", "/dev/zero", "--rw", "/dev/full"]
     if network:
         argv.append("--net")
+    for path in allowed if allowed is not None else []:
+        argv += ["--exec", path]
     argv += ["--cwd", cwd, "--", *command]
     if log is not None:
         argv = trace.wrap(facts.tracer or "strace", log, argv)
     env = layout.scratch_env(env, tmpdir=scratch + "/tmp", home=scratch + "/home")
     areas = [_Area(root / "scratch", scratch, False)]
     return Launch(argv, env, root, "landlock", network, ws, root, areas, log, scratch, cwd)
+
+
+# -- exec.allow: which programs a run may start ---------------------------------------------------
+
+
+def _own(command: list[str], path: str) -> list[str] | None:
+    """The files the tool's own command executes to start; None when that is not knowable before
+    the run: a version manager's shim (a `shims` folder) runs helper programs before it becomes the
+    program, and which ones depends on the machine."""
+    own = execs.own(command, path)
+    if not own or os.path.basename(os.path.dirname(own[0])) == "shims":
+        return None
+    return own
+
+
+def _exec_limit(facts: Facts, command: list[str], path: str, own: list[str] | None,
+                programs: list[str] | None) -> tuple[str, list[str] | None]:
+    """("enforced", the files the run may execute), or (why the limit is only observed, None);
+    ("", None) without a limit."""
+    if programs is None or any(p.strip() in ("*", "**") for p in programs):
+        return "", None
+    if own is None:
+        return f"only observed: {command[0]} starts through a version manager's shim", None
+    if landlock_launcher.abi_version() < 1:
+        return "only observed: Landlock is unavailable, so execution cannot be limited", None
+    if facts.mechanism == "bwrap" and _system_python() is None:
+        return "only observed: no system Python (/usr/bin/python3) to limit execution inside bubblewrap", None
+    return "enforced", list(dict.fromkeys([*own, *execs.allowed(programs, path)]))
+
+
+def _system_python() -> str | None:
+    """A Python inside the system folders bubblewrap shows, to run the execution limiter."""
+    for candidate in ("/usr/bin/python3",):
+        real = os.path.realpath(candidate)
+        if os.path.isfile(real) and any(_below(real, folder) for folder in layout.SYSTEM):
+            return candidate
+    return None
+
+
+def _exec_limited(command: list[str], allowed: list[str]) -> list[str]:
+    """`command` started through the Landlock launcher inside bubblewrap, restricted to executing
+    `allowed` (Landlock's execute right: in place and in every child). The launcher's source is
+    given with `-c`, so nothing more has to be made visible."""
+    source = LAUNCHER.read_text(encoding="utf-8")
+    argv = [_system_python() or "/usr/bin/python3", "-I", "-S", "-c", source, "--only-exec"]
+    for path in allowed:
+        argv += ["--exec", path]
+    return [*argv, "--", *command]

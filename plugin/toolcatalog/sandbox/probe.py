@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import bwrap, landlock_launcher, trace
 
-PROFILE_VERSION = 1  # bump when the profile changes what a tool can do or what is observed
+PROFILE_VERSION = 2  # bump when the profile changes what a tool can do or what is observed
 LAUNCHER = Path(landlock_launcher.__file__)
 
 # A fragment of bubblewrap's error -> what it means here (first match wins).
@@ -61,7 +61,8 @@ class Facts:
         watched = "system calls traced" if self.tracer else "not traced (only file changes are observed)"
         if self.mechanism == "landlock":
             return (f"Landlock ({self.variant}): reads limited to the system and the workspace without .git; "
-                    f"writes only to a private TMPDIR and HOME; {net}; no PID namespace; {watched}")
+                    f"writes only to a private TMPDIR and HOME; {net}{'' if network else ' (TCP refused; UDP, raw and other sockets refused)'}; "
+                    f"no Unix sockets; no PID namespace; {watched}")
         namespace = {"userns": "user namespace", "root": "as root, no user namespace", "noproc": "user namespace, no /proc"}
         return (f"bubblewrap ({namespace.get(self.variant, self.variant)}): system read-only; workspace read-only "
                 f"without .git, working folder a throwaway copy (when small enough); private TMPDIR, HOME and /tmp; own PID namespace; "

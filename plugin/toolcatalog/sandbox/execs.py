@@ -1,0 +1,100 @@
+"""Which files a run may execute when its contract limits the programs it starts (`exec.allow`).
+
+A command is more than its first file: a script runs through the interpreter its `#!` line names
+(`/usr/bin/env python3` through env, then python3), and every dynamically linked program through
+its ELF interpreter (`ld-linux`), which the kernel opens for execution too. `own(command, path)`
+is that chain for the tool's own command: what it may always run. `allowed(patterns, path)` adds
+the programs the contract names (file names or globs, searched on PATH, or absolute globs) with
+their own chains. Everything here is resolved on the host, by the build, before the run.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import struct
+
+MAX_DEPTH = 4  # interpreters of interpreters: deeper than any real chain
+PT_INTERP = 3
+
+
+def _elf_interpreter(path: str) -> str | None:
+    """The ELF interpreter a program names (PT_INTERP), or None (static, not ELF, unreadable)."""
+    try:
+        with open(path, "rb") as stream:
+            head = stream.read(64)
+            if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2:  # 64-bit only: ours
+                return None
+            order = "<" if head[5] == 1 else ">"
+            phoff, = struct.unpack(order + "Q", head[32:40])
+            phentsize, phnum = struct.unpack(order + "HH", head[54:58])
+            for index in range(min(phnum, 64)):
+                stream.seek(phoff + index * phentsize)
+                entry = stream.read(56)
+                if len(entry) < 56:
+                    return None
+                kind, = struct.unpack(order + "I", entry[:4])
+                if kind == PT_INTERP:
+                    offset, = struct.unpack(order + "Q", entry[8:16])
+                    size, = struct.unpack(order + "Q", entry[32:40])
+                    stream.seek(offset)
+                    return stream.read(min(size, 4096)).split(b"\0", 1)[0].decode("utf-8", "replace") or None
+    except (OSError, struct.error):
+        return None
+    return None
+
+
+def _shebang(path: str) -> list[str]:
+    try:
+        with open(path, "rb") as stream:
+            line = stream.readline(512)
+    except OSError:
+        return []
+    if not line.startswith(b"#!"):
+        return []
+    return line[2:].decode("utf-8", "replace").split()
+
+
+def _chain(program: str, path: str, found: list[str], depth: int = 0) -> None:
+    """`program` (a path) and what the kernel executes to run it, into `found`."""
+    if depth > MAX_DEPTH or not os.path.isfile(program):
+        return
+    for name in (program, os.path.realpath(program)):
+        if name not in found:
+            found.append(name)
+    interpreter = _elf_interpreter(program)
+    if interpreter:
+        _chain(interpreter, path, found, depth + 1)
+        return
+    words = _shebang(program)
+    if words:
+        _chain(words[0], path, found, depth + 1)
+        if os.path.basename(words[0]) == "env":
+            rest = [w for w in words[1:] if not w.startswith("-")]
+            target = shutil.which(rest[0], path=path) if rest else None
+            if target:
+                _chain(target, path, found, depth + 1)
+
+
+def own(command: list[str], path: str) -> list[str]:
+    """The files the tool's own command executes to start (itself, its interpreters)."""
+    found: list[str] = []
+    first = command[0] if "/" in command[0] else shutil.which(command[0], path=path)
+    if first:
+        _chain(os.path.abspath(first), path, found)
+    return found
+
+
+def allowed(patterns: list[str], path: str) -> list[str]:
+    """The files matching `patterns` (on PATH for bare names), with their chains."""
+    found: list[str] = []
+    for pattern in patterns:
+        if "/" in pattern:
+            matches = glob.glob(pattern)
+        else:
+            matches = [m for folder in path.split(os.pathsep) if folder for m in glob.glob(os.path.join(folder, pattern))]
+        for match in sorted(matches):
+            if os.path.isfile(match) and os.access(match, os.X_OK):
+                _chain(match, path, found)
+    return found
