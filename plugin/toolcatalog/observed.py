@@ -37,9 +37,10 @@ class FileChange:
 @dataclass
 class Connection:
     """A network connection a sandboxed run attempted (connect, send or bind on an IP socket, or
-    an abstract Unix socket), or a Unix socket with a path outside its private folders it reached."""
+    an abstract Unix socket), a Unix socket with a path outside its private folders it reached, or
+    a socket the Landlock launcher refused to open at all (`socket:udp`, `socket:unix`, ...)."""
 
-    address: str  # "127.0.0.1:8080", "[::1]:443", "unix:@name", "unix:/run/x.sock"
+    address: str  # "127.0.0.1:8080", "[::1]:443", "unix:@name", "unix:/run/x.sock", "socket:udp"
     allowed: bool  # the run had the network
     # The sandbox provably kept it in: bubblewrap's own network namespace, or the call was refused.
     # False: nothing shows it went nowhere (it may have arrived).

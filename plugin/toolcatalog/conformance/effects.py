@@ -177,6 +177,11 @@ def undeclared(rules: Declared, observed: Observed | None, workspace: str) -> li
         }[change.change])
     if not rules.network:
         for connection in observed.connections:
+            kind, _, what = connection.address.partition(":")
+            if kind in ("socket", "send"):  # refused before it had an address (the Landlock launcher's filter)
+                name = "TCP Fast Open send" if what == "tcp-fast-open" else f"{what} socket"
+                found.append(f"tried to open a {name} (no network was declared; refused by the sandbox)")
+                continue
             # "Went nowhere" only where the sandbox proves it (refused, or no network to reach).
             fate = "it went nowhere" if connection.contained else "the sandbox did not stop it, so it may have arrived"
             found.append(f"connected to {connection.address} (no network was declared; {fate})")

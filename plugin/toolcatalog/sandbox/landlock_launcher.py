@@ -23,6 +23,10 @@ io_uring is refused (ENOSYS): it can create sockets without the `socket` system 
 calls of another architecture's ABI (x32, i386) are refused too, so the numbers cannot be dodged.
 A refused call never runs, so the trace does not show it either; what it shows went nowhere.
 
+`--refusals FILE`: the filter hands each refused socket call to the launcher (seccomp user
+notification), which answers EACCES and writes one line per call to FILE (`socket:udp`,
+`socket:unix`, ...), where the build reads it: strace cannot see a call seccomp refuses.
+
 `--exec PATH` (repeatable) limits which files may be executed at all (Landlock's execute right):
 only those listed, by the tool and everything it starts, in place or in a child. Given alone (no
 `--ro`/`--rw`), only execution is restricted, for use inside bubblewrap, which already limits
@@ -254,8 +258,13 @@ def _arg(index: int) -> int:
     return 16 + 8 * index  # the low 32 bits of seccomp_data.args[index] (little endian)
 
 
-def socket_filter(machine: str, network: bool, tcp_refused: bool) -> bytes:
-    """The seccomp program described above, for `machine` (os.uname().machine)."""
+USER_NOTIF = 0x7FC00000
+
+
+def socket_filter(machine: str, network: bool, tcp_refused: bool, notify: bool = False) -> bytes:
+    """The seccomp program described above, for `machine` (os.uname().machine). With `notify`, a
+    refused socket call is handed to the launcher (which records it and answers EACCES) instead of
+    failing in the kernel: a refused call is invisible to strace, and so it is still seen."""
     arch, socket_nr, sendto_nr, sendmsg_nr, sendmmsg_nr = _SYSCALLS[machine]
     p = _Program()
     p.load(ARCH)
@@ -300,7 +309,7 @@ def socket_filter(machine: str, network: bool, tcp_refused: bool) -> bytes:
         else:
             p.ret(_errno(EACCES))
     p.label("refuse")
-    p.ret(_errno(EACCES))
+    p.ret(USER_NOTIF if notify else _errno(EACCES))
     p.label("allow")
     p.ret(ALLOW)
     p.label("nosys")
@@ -312,11 +321,27 @@ class _Fprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def install_socket_filter(network: bool, tcp_refused: bool) -> None:
-    """Install `socket_filter` on this process (no_new_privs must be set)."""
+SYS_SECCOMP = {"x86_64": 317, "aarch64": 277}
+SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER = 1, 1 << 3
+NOTIF_RECV, NOTIF_SEND = 0xC0502100, 0xC0182101  # SECCOMP_IOCTL_NOTIF_RECV / _SEND
+NOTIF_SIZE, RESPONSE_SIZE = 80, 24
+
+
+def install_socket_filter(network: bool, tcp_refused: bool, notify: bool = False) -> int:
+    """Install `socket_filter` on this process (no_new_privs must be set). With `notify`, the
+    listener's file descriptor is returned (-1 when the kernel has no user notification: the
+    filter then refuses in the kernel, unseen)."""
     machine = os.uname().machine
     if machine not in _SYSCALLS:
         raise OSError(f"no socket filter for this machine ({machine}): UDP and Unix sockets could not be refused")
+    if notify:
+        code = socket_filter(machine, network, tcp_refused, notify=True)
+        buffer = ctypes.create_string_buffer(code, len(code))
+        program = _Fprog(len(code) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+        listener = _c().syscall(ctypes.c_long(SYS_SECCOMP[machine]), ctypes.c_uint(SECCOMP_SET_MODE_FILTER),
+                                ctypes.c_uint(SECCOMP_FILTER_FLAG_NEW_LISTENER), ctypes.byref(program))
+        if listener >= 0:
+            return int(listener)
     code = socket_filter(machine, network, tcp_refused)
     buffer = ctypes.create_string_buffer(code, len(code))
     program = _Fprog(len(code) // 8, ctypes.cast(buffer, ctypes.c_void_p))
@@ -325,6 +350,46 @@ def install_socket_filter(network: bool, tcp_refused: bool) -> None:
     if result != 0:
         error = ctypes.get_errno()
         raise OSError(error, "cannot install the socket filter: " + os.strerror(error))
+    return -1
+
+
+def describe(number: int, args: tuple[int, ...]) -> str:
+    """A refused call in the words of the trace's addresses: `socket:udp`, `socket:unix`, ..."""
+    names = {v[1]: "socket" for v in _SYSCALLS.values()}
+    if names.get(number) != "socket":
+        return "send:tcp-fast-open"
+    family, kind, protocol = args[0] & 0xFFFFFFFF, args[1] & SOCK_TYPE_MASK, args[2] & 0xFFFFFFFF
+    if family == AF_UNIX:
+        return "socket:unix"
+    if family in (AF_INET, AF_INET6):
+        ip = "ipv6-" if family == AF_INET6 else ""
+        named = {(2, 17): "udp", (2, 0): "udp", (2, 1): "icmp", (2, 58): "icmp", (1, 132): "sctp", (1, 262): "mptcp", (3, 0): "raw"}
+        return f"socket:{ip}{named.get((kind, protocol), f'type-{kind}-protocol-{protocol}')}"
+    return f"socket:family-{family}"
+
+
+def answer(listener: int, record: str) -> None:
+    """Answer every refused call with EACCES, writing one line per call (`describe`) to `record`."""
+    import fcntl
+    import struct
+
+    with open(record, "a", encoding="utf-8") as out:
+        while True:
+            notice = bytearray(NOTIF_SIZE)
+            try:
+                fcntl.ioctl(listener, NOTIF_RECV, notice, True)
+            except InterruptedError:
+                continue
+            except OSError:
+                return  # every process under the filter is gone
+            ident, _pid, _flags, number, _arch, _ip = struct.unpack("=QIIiIQ", notice[:32])
+            args = struct.unpack("=6Q", notice[32:80])
+            out.write(describe(number, args) + "\n")
+            out.flush()
+            try:
+                fcntl.ioctl(listener, NOTIF_SEND, bytearray(struct.pack("=QqiI", ident, 0, -EACCES, 0)), True)
+            except OSError:
+                pass  # the caller died meanwhile
 
 
 def _descendants(root: int) -> list[int]:
@@ -449,6 +514,7 @@ def _end_with_parent() -> None:
 def main(args: list[str]) -> int:
     read, write, hide, cwd, network = [], [], [], None, False
     execs: list[str] | None = None
+    record = ""
     only_exec = False
     i = 0
     while i < len(args) and args[i] != "--":
@@ -457,7 +523,7 @@ def main(args: list[str]) -> int:
             network, only_exec = network or option == "--net", only_exec or option == "--only-exec"
             i += 1
             continue
-        if option not in ("--ro", "--rw", "--hide", "--cwd", "--exec") or i + 1 >= len(args):
+        if option not in ("--ro", "--rw", "--hide", "--cwd", "--exec", "--refusals") or i + 1 >= len(args):
             print(f"landlock launcher: bad option {option!r}", file=sys.stderr)
             return 2
         value = args[i + 1]
@@ -470,6 +536,8 @@ def main(args: list[str]) -> int:
             hide.append(value)
         elif option == "--exec":
             execs = [*(execs or []), value]
+        elif option == "--refusals":
+            record = value
         else:
             cwd = value
     command = args[i + 1:]
@@ -481,6 +549,9 @@ def main(args: list[str]) -> int:
         return 125
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     _end_with_parent()  # before the fork: the child resets its handlers when it execs the command
+    import socket
+
+    parent_end, child_end = socket.socketpair() if record else (None, None)
     child = os.fork()
     if child == 0:
         try:
@@ -488,7 +559,15 @@ def main(args: list[str]) -> int:
             _drop_capabilities()
             abi = restrict(read, write, hide, network, execs, only_exec)
             if not only_exec:
-                install_socket_filter(network, tcp_refused=abi >= 4)
+                listener = install_socket_filter(network, tcp_refused=abi >= 4, notify=child_end is not None)
+                if child_end is not None:
+                    # The listener goes to the launcher, and never stays with the tool (which
+                    # could answer its own refusals).
+                    socket.send_fds(child_end, [b"L"], [listener] if listener >= 0 else [])
+                    if listener >= 0:
+                        os.close(listener)
+                    child_end.close()
+                    parent_end.close()  # type: ignore[union-attr]
             _stay_in_the_group()
             if cwd:
                 os.chdir(cwd)
@@ -496,6 +575,17 @@ def main(args: list[str]) -> int:
         except BaseException as exc:  # noqa: BLE001 - anything: report it and exit like exec failed
             print(f"landlock launcher: {command[0]}: {exc}", file=sys.stderr)
             os._exit(127 if isinstance(exc, FileNotFoundError) else 126)
+    if parent_end is not None and child_end is not None:
+        import threading
+
+        child_end.close()
+        try:
+            _, fds, _, _ = socket.recv_fds(parent_end, 1, 1)
+        except OSError:
+            fds = []
+        parent_end.close()
+        if fds:
+            threading.Thread(target=answer, args=(fds[0], record), daemon=True).start()
     status = 0
     while True:
         try:

@@ -26,6 +26,8 @@ from . import bwrap, execs, landlock_launcher, layout, nofollow, runfolders, tra
 from .probe import LAUNCHER, Facts, launcher_argv
 
 
+REFUSALS = "refused.log"  # the Landlock launcher's record of refused socket calls, in the run's host folder
+
 
 @dataclass
 class _Area:
@@ -92,9 +94,10 @@ class Launch:
                 files.append(self._change(inside, change))
         observed = Observed(traced=self.log is not None, files=files, incomplete=truncated)
         if self.log is not None:
-            seen = trace.parse(self.log, launcher_execs=self.launcher_execs, cwd=self.cwd_inside)
+            seen = trace.parse(self.log, launcher_execs=self.launcher_execs, cwd=self.cwd_inside, max_bytes=trace.MAX_LOG_BYTES)
             observed.incomplete = observed.incomplete or seen.lost
             self._add_trace(observed, seen, diffed)
+        self._add_refusals(observed)
         observed.cap()
         return observed
 
@@ -121,6 +124,18 @@ class Launch:
         observed.spawned = [self._seen_as(p) for p in _spawned(seen, self.command, self.own)]
         observed.refused = [self._seen_as(p) for p in seen.refused]
 
+    def _add_refusals(self, observed: Observed) -> None:
+        """The socket calls the Landlock launcher's filter refused (strace cannot see those)."""
+        record = self.root / REFUSALS
+        try:
+            lines = record.read_text(encoding="utf-8", errors="replace").splitlines()[:1000] if self.mechanism == "landlock" else []
+        except OSError:
+            lines = []
+        for line in lines:
+            item = Connection(line.strip()[:100], self.network, contained=True)
+            if item.address and item not in observed.connections:
+                observed.connections.append(item)
+
     def _contained(self, address: str, ok: bool) -> bool:
         """Whether the sandbox provably kept a connection from leaving: refused, or inside
         bubblewrap's own network namespace (which holds abstract Unix sockets too, not path ones)."""
@@ -129,9 +144,13 @@ class Launch:
         return self.mechanism == "bwrap" and not self.network and not address.startswith("unix:/")
 
     def _private(self, path: str) -> bool:
-        places = [self.scratch_host, layout.SCRATCH] + (["/tmp"] if self.mechanism == "bwrap" else [])
-        places += [area.inside for area in self.areas if area.hash_files]  # the throwaway copy
-        return any(_below(os.path.normpath(path), place) for place in places)
+        """Whether a Unix socket's path lies in the run's own throwaway folders (so the tool made it)."""
+        path = os.path.normpath(path)
+        if any(_below(path, place) for place in (self.scratch_host, layout.SCRATCH, *(a.inside for a in self.areas if a.hash_files))):
+            return True
+        # bubblewrap's /tmp is private, except for the host folders shown inside it (a workspace below /tmp).
+        shown = (self.workspace, *self.roots)
+        return self.mechanism == "bwrap" and _below(path, "/tmp") and not any(_below(path, folder) for folder in shown)
 
 
 def _spawned(seen: trace.Seen, command: list[str], own: list[str] | None) -> list[str]:
@@ -295,6 +314,7 @@ def _landlock(facts: Facts, command: list[str], cwd: str, env: dict[str, str], w
         argv.append("--net")
     for path in allowed if allowed is not None else []:
         argv += ["--exec", path]
+    argv += ["--refusals", str(root / REFUSALS)]
     argv += ["--cwd", cwd, "--", *command]
     if log is not None:
         argv = trace.wrap(facts.tracer or "strace", log, argv)
