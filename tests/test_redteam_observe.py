@@ -208,7 +208,7 @@ def test_landlock_refuses_udp_sendmmsg_and_host_unix_sockets_and_reports_each(sh
     assert udp.received == mmsg.received == unix.received == b""
     undeclared = tool["sandbox"]["undeclared_effects"]
     assert "tried to open a udp socket (no network was declared; refused by the sandbox)" in undeclared, undeclared
-    assert "tried to open a unix socket (no network was declared; refused by the sandbox)" in undeclared, undeclared
+    assert "tried to open a unix socket (a Unix socket outside the sandbox's own folders; refused by the sandbox)" in undeclared, undeclared
     assert tool["status"] == "failed" and tool["sandbox"]["caught_mutating"] is True
     assert tool["sandbox"]["verified_no_effects"] is False and tool["verification"]["verified_no_effects"] is False
     assert not any("went nowhere" in u for u in undeclared if "socket" in u.split(" (")[0] and "refused" not in u)
@@ -242,7 +242,7 @@ def test_under_bubblewrap_udp_and_sendmmsg_are_observed_and_a_reachable_unix_soc
     said = [u for u in undeclared if "s.sock" in u]  # (the workspace's own path is scrubbed from reports)
     if arrived:
         assert len(said) == 1 and said[0].startswith("connected to unix:"), undeclared
-        assert said[0].endswith("(no network was declared; the sandbox did not stop it, so it may have arrived)"), undeclared
+        assert said[0].endswith("(a Unix socket outside the sandbox's own folders; the sandbox did not stop it, so it may have arrived)"), undeclared
     assert not any("went nowhere" in u for u in said)
     assert tool.status == "failed" and not tool.sandbox.verified_no_effects
 

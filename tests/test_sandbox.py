@@ -329,7 +329,7 @@ def test_only_a_tool_that_declares_the_network_reaches_a_local_server(tmp_path: 
     declared = tool_of(catalog, "net.declared")
     assert declared.status == "passed", declared.status_detail
     assert [c.as_dict() for c in declared.examples[0].runs[0].observed.connections] == [
-        {"address": f"127.0.0.1:{server['port']}", "allowed": True}]
+        {"address": f"127.0.0.1:{server['port']}", "allowed": True, "contained": False}]  # it arrived
     assert "network allowed" in declared.sandbox.profile
     assert tool_of(catalog, "allowed-fetch").status == "passed"
     assert server["hits"] == 2

@@ -368,12 +368,12 @@ def describe(number: int, args: tuple[int, ...]) -> str:
     return f"socket:family-{family}"
 
 
-def answer(listener: int, record: str) -> None:
-    """Answer every refused call with EACCES, writing one line per call (`describe`) to `record`."""
+def answer(listener: int, out) -> None:  # noqa: ANN001 - a text file
+    """Answer every refused call with EACCES, writing one line per call (`describe`) to `out`."""
     import fcntl
     import struct
 
-    with open(record, "a", encoding="utf-8") as out:
+    with out:
         while True:
             notice = bytearray(NOTIF_SIZE)
             try:
@@ -552,6 +552,8 @@ def main(args: list[str]) -> int:
     import socket
 
     parent_end, child_end = socket.socketpair() if record else (None, None)
+    # Opened before the tool starts: an open after it would be traced as the tool's.
+    out = open(record, "a", encoding="utf-8") if record else None  # noqa: SIM115 - the answering thread closes it
     child = os.fork()
     if child == 0:
         try:
@@ -585,7 +587,7 @@ def main(args: list[str]) -> int:
             fds = []
         parent_end.close()
         if fds:
-            threading.Thread(target=answer, args=(fds[0], record), daemon=True).start()
+            threading.Thread(target=answer, args=(fds[0], out), daemon=True).start()
     status = 0
     while True:
         try:

@@ -114,10 +114,10 @@ class Launch:
                 continue
             known.add((located.path, located.where))
             observed.files.append(located)
-        for address, ok in seen.connections:
+        for address, error in seen.connections:
             if address.startswith("unix:/") and self._private(address[len("unix:"):]):
                 continue  # a socket the tool made in its own throwaway folders
-            item = Connection(address, self.network, contained=self._contained(address, ok))
+            item = Connection(address, self.network, contained=self._contained(address, error))
             if item not in observed.connections:
                 observed.connections.append(item)
         observed.programs = [self._seen_as(p) for p in seen.programs]
@@ -136,10 +136,11 @@ class Launch:
             if item.address and item not in observed.connections:
                 observed.connections.append(item)
 
-    def _contained(self, address: str, ok: bool) -> bool:
-        """Whether the sandbox provably kept a connection from leaving: refused, or inside
-        bubblewrap's own network namespace (which holds abstract Unix sockets too, not path ones)."""
-        if not ok:
+    def _contained(self, address: str, error: str) -> bool:
+        """Whether the sandbox provably kept a connection from leaving: refused (EACCES, EPERM:
+        Landlock's answer; a failure such as EINPROGRESS proves nothing), or inside bubblewrap's
+        own network namespace (which holds abstract Unix sockets too, not path ones)."""
+        if error in ("EACCES", "EPERM"):
             return True
         return self.mechanism == "bwrap" and not self.network and not address.startswith("unix:/")
 

@@ -108,7 +108,7 @@ class Seen:
     execs: list[str] = field(default_factory=list)  # every successful execve after the start, in order (any process)
     refused: list[str] = field(default_factory=list)  # programs whose execve the sandbox refused (EACCES, EPERM)
     writes: list[Write] = field(default_factory=list)
-    connections: list[tuple[str, bool]] = field(default_factory=list)  # (address, call succeeded)
+    connections: list[tuple[str, str]] = field(default_factory=list)  # (address, the call's error name; "" when it succeeded)
     lost: bool = False  # the log was cut, unreadable, or never showed the tool start: the rest is unknown
 
 
@@ -281,13 +281,14 @@ class _Parser:
                 address = _address(arg)
                 if address is None:
                     continue
+                outcome = "" if ok else (self.error or "?")
                 if address.startswith("unix:/"):
                     # A path socket: only one reached counts (a bind makes the tool's own; a
                     # missing one, such as nscd's, went nowhere).
-                    if ok and name != "bind":
-                        self.seen.connections.append((address, ok))
+                    if outcome in ("", "EINPROGRESS", "EAGAIN") and name != "bind":
+                        self.seen.connections.append((address, outcome))
                 else:
-                    self.seen.connections.append((address, ok))
+                    self.seen.connections.append((address, outcome))
                 break
         elif name in ("open", "openat", "openat2", "creat"):
             self._open(pid, name, argv, ok, ret)
