@@ -33,7 +33,7 @@ from manifests import PLATFORM, aip_driver, aip_tool, cli_entry, speccify_tool, 
 from procs import no_leftovers  # noqa: F401 (an autouse fixture)
 from sitebuild import REPO, build, catalog as site_catalog, mkdocs_project, run_check, tool_of, toolcatalog_process
 from toolcatalog import sandbox
-from toolcatalog.sandbox import landlock_launcher, trace
+from toolcatalog.sandbox import execs, landlock_launcher, trace
 
 FACTS = sandbox.probe("auto")
 _HERE = f"this machine offers {FACTS.mechanism or 'no sandbox'}" + (f" ({FACTS.reason})" if FACTS.reason else "")
@@ -290,7 +290,10 @@ def test_a_trace_flooded_past_its_limit_is_not_observed_in_any_output(tmp_path: 
     row = next(r for r in index.split("<tr ") if "<strong>flood</strong>" in r)
     assert ">not observed</span>" in row and "observed: no effects" not in row
     mcp = json.loads((site / "mcp-tools.json").read_text())
-    assert "observed: no" not in json.dumps([t for t in mcp.get("tools", []) if t.get("name") == "flood"])
+    meta = next(t["_meta"] for t in mcp["tools"] if t["_meta"]["toolcatalog/id"] == "flood")
+    verified = meta["toolcatalog/verification"]
+    assert verified["verified_no_effects"] is False and verified["observed_effects"]["incomplete"] is True
+    assert verified.get("undeclared_effects") is None  # unknown, not "none"
 
 
 def test_a_cut_or_unreadable_log_is_lost(tmp_path: Path) -> None:
@@ -313,6 +316,8 @@ try:
     result["child"] = "ran"
 except OSError as exc:
     result["child"] = type(exc).__name__
+loader = sys.argv[1]  # the ELF loader runs a program it maps: not refused, but seen
+subprocess.run([loader, "/usr/bin/true"])
 sys.stdout.write(json.dumps(result) + "\n")
 sys.stdout.flush()
 try:
@@ -328,9 +333,10 @@ exec /usr/bin/python3 -c 'import json; print(json.dumps({"wrapped": True}))'
 
 
 def exec_workspace(ws: Path) -> None:
-    aip_tool(ws, "run.inplace", examples=[{"name": "runs", "input": {}, "output": {}}])
+    loader = execs._elf_interpreter("/usr/bin/true") or "/lib64/ld-linux-x86-64.so.2"
+    aip_tool(ws, "run.inplace", examples=[{"name": "runs", "input": {"loader": loader}, "output": {}}])
     aip_driver(ws, "inplace-cli", "run.inplace", bin="/usr/bin/python3", bin_args=["execs.py"], output={"default_format": "json"},
-               entry=cli_entry(), files={"execs.py": EXECS_PY}, sandbox={"exec": {"allow": False}})
+               entry=cli_entry("${input.loader}"), files={"execs.py": EXECS_PY}, sandbox={"exec": {"allow": False}})
     aip_tool(ws, "run.wrapped", examples=[{"name": "runs", "input": {}, "output": {}}])
     folder = aip_driver(ws, "wrapped-cli", "run.wrapped", bin="./run.sh", output={"default_format": "json"},
                         entry=cli_entry(), files={"run.sh": WRAPPER_SH}, sandbox={"exec": {"allow": ["/usr/bin/python3*"]}})
@@ -342,6 +348,9 @@ def check_exec_results(inplace: dict[str, Any], wrapped: dict[str, Any]) -> None
     assert inplace["status"] == "failed"
     assert "tried to start /usr/bin/true (the driver's sandbox does not allow it; refused)" in inplace["undeclared"], inplace
     assert "tried to start /bin/cat (the driver's sandbox does not allow it; refused)" in inplace["undeclared"], inplace
+    loader = execs._elf_interpreter("/usr/bin/true")
+    if loader:
+        assert f"started {loader} (the driver's sandbox does not allow it)" in inplace["undeclared"], inplace
     assert wrapped["status"] == "failed" and wrapped["actual"] == {"wrapped": True}, wrapped  # python3 is allowed
     assert "tried to start /usr/bin/true (the driver's sandbox does not allow it; refused)" in wrapped["undeclared"], wrapped
 

@@ -3,7 +3,9 @@
 A command is more than its first file: a script runs through the interpreter its `#!` line names
 (`/usr/bin/env python3` through env, then python3), and every dynamically linked program through
 its ELF interpreter (`ld-linux`), which the kernel opens for execution too. `own(command, path)`
-is that chain for the tool's own command: what it may always run. `allowed(patterns, path)` adds
+is that chain for the tool's own command: what it may always run. An `execve` that names an
+interpreter itself (`/lib64/ld-linux-x86-64.so.2 /bin/cat`) is not the command starting: the
+loader then runs a program Landlock does not see executed (it maps it), so the build reports it. `allowed(patterns, path)` adds
 the programs the contract names (file names or globs, searched on PATH, or absolute globs) with
 their own chains. Everything here is resolved on the host, by the build, before the run.
 """
@@ -56,34 +58,40 @@ def _shebang(path: str) -> list[str]:
     return line[2:].decode("utf-8", "replace").split()
 
 
-def _chain(program: str, path: str, found: list[str], depth: int = 0) -> None:
-    """`program` (a path) and what the kernel executes to run it, into `found`."""
+def _chain(program: str, path: str, found: list[str], entries: list[str] | None = None, depth: int = 0) -> None:
+    """`program` (a path) and what the kernel executes to run it, into `found`; into `entries`, the
+    files of that chain an `execve` names (the program, and what an `env` line looks up): the
+    interpreters themselves are loaded by the kernel, never named by an `execve`."""
     if depth > MAX_DEPTH or not os.path.isfile(program):
         return
     for name in (program, os.path.realpath(program)):
         if name not in found:
             found.append(name)
+        if entries is not None and name not in entries:
+            entries.append(name)
     interpreter = _elf_interpreter(program)
     if interpreter:
-        _chain(interpreter, path, found, depth + 1)
+        _chain(interpreter, path, found, None, depth + 1)
         return
     words = _shebang(program)
     if words:
-        _chain(words[0], path, found, depth + 1)
+        _chain(words[0], path, found, None, depth + 1)
         if os.path.basename(words[0]) == "env":
             rest = [w for w in words[1:] if not w.startswith("-")]
             target = shutil.which(rest[0], path=path) if rest else None
             if target:
-                _chain(target, path, found, depth + 1)
+                _chain(target, path, found, entries, depth + 1)
 
 
-def own(command: list[str], path: str) -> list[str]:
-    """The files the tool's own command executes to start (itself, its interpreters)."""
+def own(command: list[str], path: str) -> tuple[list[str], list[str]]:
+    """The files the tool's own command executes to start (itself, its interpreters), and of those
+    the ones an `execve` of its start names (itself, an `env` line's program)."""
     found: list[str] = []
+    entries: list[str] = []
     first = command[0] if "/" in command[0] else shutil.which(command[0], path=path)
     if first:
-        _chain(os.path.abspath(first), path, found)
-    return found
+        _chain(os.path.abspath(first), path, found, entries)
+    return found, entries
 
 
 def allowed(patterns: list[str], path: str) -> list[str]:

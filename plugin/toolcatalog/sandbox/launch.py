@@ -54,7 +54,7 @@ class Launch:
     roots: list[str] = field(default_factory=list)  # folders searched outside the workspace: "workspace" too
     launcher_execs: int = 1  # successful execve calls before the tool's own (see trace.parse)
     command: list[str] = field(default_factory=list)  # the tool's own command, as given
-    own: list[str] | None = None  # the files its command executes to start (None: not known, see _own)
+    own: list[str] | None = None  # the files an execve of its own start names (None: not known, see _own)
     exec_limit: str = ""  # "enforced" when only the allowed programs can be executed, else why not ("": no limit)
 
     def __enter__(self) -> "Launch":
@@ -267,7 +267,7 @@ def _prepare(facts: Facts, command: list[str], root: Path, here: str, env: dict[
         if inner is not command:
             launch.launcher_execs += 1  # the execution limiter's own start
     launch.roots = outside
-    launch.command, launch.own, launch.exec_limit = list(command), own, limit
+    launch.command, launch.own, launch.exec_limit = list(command), own[1] if own else None, limit
     for area in launch.areas:
         area.before, area.cut = tree.picture(area.host, hash_files=area.hash_files)
     return launch
@@ -327,17 +327,17 @@ def _landlock(facts: Facts, command: list[str], cwd: str, env: dict[str, str], w
 # -- exec.allow: which programs a run may start ---------------------------------------------------
 
 
-def _own(command: list[str], path: str) -> list[str] | None:
-    """The files the tool's own command executes to start; None when that is not knowable before
-    the run: a version manager's shim (a `shims` folder) runs helper programs before it becomes the
-    program, and which ones depends on the machine."""
-    own = execs.own(command, path)
-    if not own or os.path.basename(os.path.dirname(own[0])) == "shims":
+def _own(command: list[str], path: str) -> tuple[list[str], list[str]] | None:
+    """The files the tool's own command executes to start, and those an execve of it names (see
+    execs.own); None when that is not knowable before the run: a version manager's shim (a `shims`
+    folder) runs helper programs before it becomes the program, and which ones depends on the machine."""
+    chain, entries = execs.own(command, path)
+    if not chain or os.path.basename(os.path.dirname(chain[0])) == "shims":
         return None
-    return own
+    return chain, entries
 
 
-def _exec_limit(facts: Facts, command: list[str], path: str, own: list[str] | None,
+def _exec_limit(facts: Facts, command: list[str], path: str, own: tuple[list[str], list[str]] | None,
                 programs: list[str] | None) -> tuple[str, list[str] | None]:
     """("enforced", the files the run may execute), or (why the limit is only observed, None);
     ("", None) without a limit."""
@@ -349,7 +349,7 @@ def _exec_limit(facts: Facts, command: list[str], path: str, own: list[str] | No
         return "only observed: Landlock is unavailable, so execution cannot be limited", None
     if facts.mechanism == "bwrap" and _system_python() is None:
         return "only observed: no system Python (/usr/bin/python3) to limit execution inside bubblewrap", None
-    return "enforced", list(dict.fromkeys([*own, *execs.allowed(programs, path)]))
+    return "enforced", list(dict.fromkeys([*own[0], *execs.allowed(programs, path)]))
 
 
 def _system_python() -> str | None:
