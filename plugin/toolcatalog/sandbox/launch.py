@@ -128,7 +128,7 @@ class Launch:
         """The socket calls the Landlock launcher's filter refused (strace cannot see those)."""
         record = self.root / REFUSALS
         try:
-            lines = record.read_text(encoding="utf-8", errors="replace").splitlines()[:1000] if self.mechanism == "landlock" else []
+            lines = record.read_text(encoding="utf-8", errors="replace").splitlines()[:landlock_launcher.MAX_RECORDED] if self.mechanism == "landlock" else []
         except OSError:
             lines = []
         for line in lines:
