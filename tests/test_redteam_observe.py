@@ -187,11 +187,24 @@ def exfil_workspace(root: Path, udp: Listener, mmsg: Listener, unix: Listener) -
     return ws, marker
 
 
+UDP_PY = """
+import json, socket, sys
+socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"declared datagram", ("127.0.0.1", int(sys.argv[1])))
+print(json.dumps({"sent": True}))
+"""
+
+
 @needs_landlock
 def test_landlock_refuses_udp_sendmmsg_and_host_unix_sockets_and_reports_each(short_tmp: Path) -> None:
     udp, mmsg, unix = Listener("udp"), Listener("udp"), Listener("unix", short_tmp / "agent.sock")
+    declared = Listener("udp")
     try:
         ws, marker = exfil_workspace(short_tmp, udp, mmsg, unix)
+        # A tool that declares the network may send UDP: it arrives, and nothing says it went nowhere.
+        aip_tool(ws, "udp.declared", examples=[{"name": "sends", "input": {"port": declared.address}, "output": {"sent": True}}],
+                 requires={"network": ["127.0.0.1"]})
+        aip_driver(ws, "udp-cli", "udp.declared", bin="python3", bin_args=["udp.py"], output={"default_format": "json"},
+                   entry=cli_entry("${input.port}"), files={"udp.py": UDP_PY})
         # Unsandboxed, the probe really sends the secret three ways.
         done = toolcatalog_process("check", str(ws), "--json", "--no-cache", "--sandbox", "off")
         tried = json.loads(done.stdout)["tools"][0]["examples"][0]["actual"]["tried"]
@@ -200,15 +213,21 @@ def test_landlock_refuses_udp_sendmmsg_and_host_unix_sockets_and_reports_each(sh
             assert marker.encode() in listener.received or _wait_for(listener, marker)
             listener.received = b""
 
-        tool = landlock_check(short_tmp, ws)["exfil"]
+        tools = landlock_check(short_tmp, ws)
+        tool = tools["exfil"]
+        _wait_for(declared, "declared datagram")
     finally:
-        for listener in (udp, mmsg, unix):
+        for listener in (udp, mmsg, unix, declared):
             listener.close()
+    assert b"declared datagram" in declared.received  # (each run of the example sends one)
+    sent = tools["udp.declared"]
+    assert sent["status"] == "passed", (sent["status_detail"], sent["examples"])
+    assert {"address": f"127.0.0.1:{declared.address}", "allowed": True, "contained": False} in sent["sandbox"]["observed"]["connections"]
     assert tool["examples"][0]["actual"]["tried"] == {"udp": 13, "sendmmsg": 13, "unix": 13}  # EACCES, each
     assert udp.received == mmsg.received == unix.received == b""
     undeclared = tool["sandbox"]["undeclared_effects"]
     assert "tried to open a udp socket (no network was declared; refused by the sandbox)" in undeclared, undeclared
-    assert "tried to open a unix socket (a Unix socket outside the sandbox's own folders; refused by the sandbox)" in undeclared, undeclared
+    # (a refused Unix socket is blocked but not listed: system libraries try one at every user lookup)
     assert tool["status"] == "failed" and tool["sandbox"]["caught_mutating"] is True
     assert tool["sandbox"]["verified_no_effects"] is False and tool["verification"]["verified_no_effects"] is False
     assert not any("went nowhere" in u for u in undeclared if "socket" in u.split(" (")[0] and "refused" not in u)

@@ -38,7 +38,7 @@ class FileChange:
 class Connection:
     """A network connection a sandboxed run attempted (connect, send or bind on an IP socket, or
     an abstract Unix socket), a Unix socket with a path outside its private folders it reached, or
-    a socket the Landlock launcher refused to open at all (`socket:udp`, `socket:unix`, ...)."""
+    a socket the Landlock launcher refused to open at all (`socket:udp`, `socket:icmp`, ...)."""
 
     address: str  # "127.0.0.1:8080", "[::1]:443", "unix:@name", "unix:/run/x.sock", "socket:udp"
     allowed: bool  # the run had the network

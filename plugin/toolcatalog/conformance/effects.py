@@ -14,7 +14,7 @@ The rules (docs/security.md, "Declared and observed effects"):
   `network.egress` (which, when present, decides for runs through that driver: `[]` denies), or by
   the `allow_network` option (the only way for speccify and smart tools). A connection attempted
   without it is an undeclared effect of a judged contract; so is reaching a Unix socket outside the
-  run's own folders (or trying to, under Landlock), network or not.
+  run's own folders, network or not.
 - A CLI driver's `sandbox.exec.allow: false` declares that it starts no other program; a list names
   the programs it may start.
 
@@ -178,7 +178,7 @@ def undeclared(rules: Declared, observed: Observed | None, workspace: str) -> li
         }[change.change])
     for connection in observed.connections:
         # A host's Unix socket (a Docker socket, an ssh-agent) is no network, and never declared by one.
-        host_socket = connection.address.startswith("unix:/") or connection.address == "socket:unix"
+        host_socket = connection.address.startswith("unix:/")
         if rules.network and not host_socket:
             continue
         why = "a Unix socket outside the sandbox's own folders" if host_socket else "no network was declared"

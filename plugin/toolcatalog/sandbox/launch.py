@@ -132,6 +132,10 @@ class Launch:
         except OSError:
             lines = []
         for line in lines:
+            if line.strip() == "socket:unix":
+                # Refused before it had an address, and system libraries try one routinely (glibc
+                # asks nscd at every user lookup: bash does at start): nothing happened, no report.
+                continue
             item = Connection(line.strip()[:100], self.network, contained=True)
             if item.address and item not in observed.connections:
                 observed.connections.append(item)
