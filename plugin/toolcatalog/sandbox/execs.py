@@ -8,6 +8,10 @@ interpreter itself (`/lib64/ld-linux-x86-64.so.2 /bin/cat`) is not the command s
 loader then runs a program Landlock does not see executed (it maps it), so the build reports it. `allowed(patterns, path)` adds
 the programs the contract names (file names or globs, searched on PATH, or absolute globs) with
 their own chains. Everything here is resolved on the host, by the build, before the run.
+
+`limit` decides whether a run's `exec.allow` can be enforced (Landlock's execute right: the
+launcher itself under the Landlock fallback, `limited` inside bubblewrap) or is only observed, and
+`spawned` reads a trace's programs against the command's own start.
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ import glob
 import os
 import shutil
 import struct
+
+from . import landlock_launcher, layout
+from .probe import LAUNCHER, Facts
 
 MAX_DEPTH = 4  # interpreters of interpreters: deeper than any real chain
 PT_INTERP = 3
@@ -106,3 +113,65 @@ def allowed(patterns: list[str], path: str) -> list[str]:
             if os.path.isfile(match) and os.access(match, os.X_OK):
                 _chain(match, path, found)
     return found
+
+
+# -- a run's limit ---------------------------------------------------------------------------------
+
+
+def own_start(command: list[str], path: str) -> tuple[list[str], list[str]] | None:
+    """The files the tool's own command executes to start, and those an execve of it names (see
+    own); None when that is not knowable before the run: a version manager's shim (a `shims`
+    folder) runs helper programs before it becomes the program, and which ones depends on the machine."""
+    chain, entries = own(command, path)
+    if not chain or os.path.basename(os.path.dirname(chain[0])) == "shims":
+        return None
+    return chain, entries
+
+
+def limit(facts: Facts, command: list[str], path: str, start: tuple[list[str], list[str]] | None,
+          programs: list[str] | None) -> tuple[str, list[str] | None]:
+    """("enforced", the files the run may execute), or (why the limit is only observed, None);
+    ("", None) without a limit."""
+    if programs is None or any(p.strip() in ("*", "**") for p in programs):
+        return "", None
+    if start is None:
+        return f"only observed: {command[0]} starts through a version manager's shim", None
+    if landlock_launcher.abi_version() < 1:
+        return "only observed: Landlock is unavailable, so execution cannot be limited", None
+    if facts.mechanism == "bwrap" and _system_python() is None:
+        return "only observed: no system Python (/usr/bin/python3) to limit execution inside bubblewrap", None
+    return "enforced", list(dict.fromkeys([*start[0], *allowed(programs, path)]))
+
+
+def _system_python() -> str | None:
+    """A Python inside the system folders bubblewrap shows, to run the execution limiter."""
+    for candidate in ("/usr/bin/python3",):
+        real = os.path.realpath(candidate)
+        if os.path.isfile(real) and any(real.startswith(folder + "/") for folder in layout.SYSTEM):
+            return candidate
+    return None
+
+
+def limited(command: list[str], files: list[str]) -> list[str]:
+    """`command` started through the Landlock launcher inside bubblewrap, restricted to executing
+    `files` (Landlock's execute right: in place and in every child). The launcher's source is
+    given with `-c`, so nothing more has to be made visible."""
+    source = LAUNCHER.read_text(encoding="utf-8")
+    argv = [_system_python() or "/usr/bin/python3", "-I", "-S", "-c", source, "--only-exec"]
+    for path in files:
+        argv += ["--exec", path]
+    return [*argv, "--", *command]
+
+
+def spawned(started: list[str], children: list[str], command: list[str], own: list[str] | None) -> list[str]:
+    """The programs started besides the tool's own command: in a child or in place of the tool,
+    before or after its last exec. With `own` unknown (a version manager's shim, which runs helpers
+    before it becomes the program), everything after the first start of a program of the command's
+    name, plus what the trace saw children start."""
+    if own is not None:
+        mine = set(own) | {os.path.realpath(p) for p in own}
+        return list(dict.fromkeys(p for p in started if p not in mine and os.path.realpath(p) not in mine))
+    name = os.path.basename(command[0]) if command else ""
+    became = next((i for i, p in enumerate(started) if i > 0 and os.path.basename(p) == name), None)
+    after = started[became + 1:] if became is not None else []
+    return list(dict.fromkeys([*after, *children]))

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..observed import ELSEWHERE, SCRATCH, WORKSPACE, Connection, FileChange, Observed
 from . import bwrap, execs, landlock_launcher, layout, nofollow, runfolders, trace, tree
-from .probe import LAUNCHER, Facts, launcher_argv
+from .probe import Facts, launcher_argv
 
 
 REFUSALS = "refused.log"  # the Landlock launcher's record of refused socket calls, in the run's host folder
@@ -54,7 +54,7 @@ class Launch:
     roots: list[str] = field(default_factory=list)  # folders searched outside the workspace: "workspace" too
     launcher_execs: int = 1  # successful execve calls before the tool's own (see trace.parse)
     command: list[str] = field(default_factory=list)  # the tool's own command, as given
-    own: list[str] | None = None  # the files an execve of its own start names (None: not known, see _own)
+    own: list[str] | None = None  # the files an execve of its own start names (None: not known, see execs.own_start)
     exec_limit: str = ""  # "enforced" when only the allowed programs can be executed, else why not ("": no limit)
 
     def __enter__(self) -> "Launch":
@@ -121,7 +121,7 @@ class Launch:
             if item not in observed.connections:
                 observed.connections.append(item)
         observed.programs = [self._seen_as(p) for p in seen.programs]
-        observed.spawned = [self._seen_as(p) for p in _spawned(seen, self.command, self.own)]
+        observed.spawned = [self._seen_as(p) for p in execs.spawned(seen.execs, seen.spawned, self.command, self.own)]
         observed.refused = [self._seen_as(p) for p in seen.refused]
 
     def _add_refusals(self, observed: Observed) -> None:
@@ -156,20 +156,6 @@ class Launch:
         # bubblewrap's /tmp is private, except for the host folders shown inside it (a workspace below /tmp).
         shown = (self.workspace, *self.roots)
         return self.mechanism == "bwrap" and _below(path, "/tmp") and not any(_below(path, folder) for folder in shown)
-
-
-def _spawned(seen: trace.Seen, command: list[str], own: list[str] | None) -> list[str]:
-    """The programs started besides the tool's own command: in a child or in place of the tool,
-    before or after its last exec. With `own` unknown (a version manager's shim, which runs helpers
-    before it becomes the program), everything after the first start of a program of the command's
-    name, plus what the trace saw children start."""
-    if own is not None:
-        mine = set(own) | {os.path.realpath(p) for p in own}
-        return list(dict.fromkeys(p for p in seen.execs if p not in mine and os.path.realpath(p) not in mine))
-    name = os.path.basename(command[0]) if command else ""
-    became = next((i for i, p in enumerate(seen.execs) if i > 0 and os.path.basename(p) == name), None)
-    after = seen.execs[became + 1:] if became is not None else []
-    return list(dict.fromkeys([*after, *seen.spawned]))
 
 
 # Removing a run's folder is slow on some filesystems (overlayfs: milliseconds per folder), so it
@@ -261,12 +247,12 @@ def _prepare(facts: Facts, command: list[str], root: Path, here: str, env: dict[
     log = root / "trace.log" if facts.tracer else None
     if not _below(here, ws) and not any(_below(here, r) for r in outside):
         visible.append(here)  # the working folder must exist in the sandbox
-    own = _own(command, env.get("PATH", ""))
-    limit, allowed = _exec_limit(facts, command, env.get("PATH", ""), own, programs)
+    own = execs.own_start(command, env.get("PATH", ""))
+    limit, allowed = execs.limit(facts, command, env.get("PATH", ""), own, programs)
     if facts.mechanism == "landlock":
         launch = _landlock(facts, command, here, env, ws, root, visible, network, log, hidden, allowed)
     else:
-        inner = _exec_limited(command, allowed) if allowed is not None else command
+        inner = execs.limited(command, allowed) if allowed is not None else command
         launch = _bubblewrap(facts, inner, here, env, ws, root, visible, network, log, hidden)
         if inner is not command:
             launch.launcher_execs += 1  # the execution limiter's own start
@@ -327,50 +313,3 @@ def _landlock(facts: Facts, command: list[str], cwd: str, env: dict[str, str], w
     areas = [_Area(root / "scratch", scratch, False)]
     return Launch(argv, env, root, "landlock", network, ws, root, areas, log, scratch, cwd)
 
-
-# -- exec.allow: which programs a run may start ---------------------------------------------------
-
-
-def _own(command: list[str], path: str) -> tuple[list[str], list[str]] | None:
-    """The files the tool's own command executes to start, and those an execve of it names (see
-    execs.own); None when that is not knowable before the run: a version manager's shim (a `shims`
-    folder) runs helper programs before it becomes the program, and which ones depends on the machine."""
-    chain, entries = execs.own(command, path)
-    if not chain or os.path.basename(os.path.dirname(chain[0])) == "shims":
-        return None
-    return chain, entries
-
-
-def _exec_limit(facts: Facts, command: list[str], path: str, own: tuple[list[str], list[str]] | None,
-                programs: list[str] | None) -> tuple[str, list[str] | None]:
-    """("enforced", the files the run may execute), or (why the limit is only observed, None);
-    ("", None) without a limit."""
-    if programs is None or any(p.strip() in ("*", "**") for p in programs):
-        return "", None
-    if own is None:
-        return f"only observed: {command[0]} starts through a version manager's shim", None
-    if landlock_launcher.abi_version() < 1:
-        return "only observed: Landlock is unavailable, so execution cannot be limited", None
-    if facts.mechanism == "bwrap" and _system_python() is None:
-        return "only observed: no system Python (/usr/bin/python3) to limit execution inside bubblewrap", None
-    return "enforced", list(dict.fromkeys([*own[0], *execs.allowed(programs, path)]))
-
-
-def _system_python() -> str | None:
-    """A Python inside the system folders bubblewrap shows, to run the execution limiter."""
-    for candidate in ("/usr/bin/python3",):
-        real = os.path.realpath(candidate)
-        if os.path.isfile(real) and any(_below(real, folder) for folder in layout.SYSTEM):
-            return candidate
-    return None
-
-
-def _exec_limited(command: list[str], allowed: list[str]) -> list[str]:
-    """`command` started through the Landlock launcher inside bubblewrap, restricted to executing
-    `allowed` (Landlock's execute right: in place and in every child). The launcher's source is
-    given with `-c`, so nothing more has to be made visible."""
-    source = LAUNCHER.read_text(encoding="utf-8")
-    argv = [_system_python() or "/usr/bin/python3", "-I", "-S", "-c", source, "--only-exec"]
-    for path in allowed:
-        argv += ["--exec", path]
-    return [*argv, "--", *command]
