@@ -3,6 +3,7 @@
 Run as a script with the build's Python (standard library only, `-I -S`):
 
     python -I -S landlock_launcher.py [--ro PATH]... [--rw PATH]... [--hide PATH]... [--net]
+                                      [--exec FILE]... [--only-exec] [--refusals FILE]
                                       --cwd DIR -- COMMAND ARGS...
 
 Landlock (Linux 5.13 and later) lets an unprivileged process give up access rights for itself and
@@ -11,7 +12,9 @@ its descendants, without namespaces. The launcher forks; the child drops every c
 paths, nothing else; with Landlock ABI 4 or later no TCP bind or connect unless `--net`; with ABI 6
 or later no abstract Unix sockets and no signals to processes outside the sandbox), installs a
 seccomp filter for what Landlock does not cover (below), and then starts the command with the
-launcher's own environment.
+launcher's own environment. Reading another process's `/proc/<pid>/environ` is refused by
+Landlock's ptrace rule. `--hide PATH` hides a path below a `--ro` folder (the folders on the way
+to it may only be listed; everything beside that way may be read).
 
 Landlock governs TCP only, and not Unix sockets that have a path: without a filter, a tool could
 send UDP (`sendto`, `sendmmsg`), ICMP or SCTP anywhere and talk to any Unix socket on the host (a
@@ -21,7 +24,8 @@ family except netlink and plain TCP (TCP only where Landlock refuses its connect
 or later; else no IP socket at all), and TCP Fast Open sends (which connect without `connect`).
 io_uring is refused (ENOSYS): it can create sockets without the `socket` system call. System
 calls of another architecture's ABI (x32, i386) are refused too, so the numbers cannot be dodged.
-A refused call never runs, so the trace does not show it either; what it shows went nowhere.
+A refused call never runs, and strace (which stops only the calls the filters let through) does
+not see it: `--refusals` is how the build learns of it.
 
 `--refusals FILE`: the filter hands each refused socket call to the launcher (seccomp user
 notification), which answers EACCES and writes one line per call to FILE (`socket:udp`,
@@ -30,9 +34,7 @@ notification), which answers EACCES and writes one line per call to FILE (`socke
 `--exec PATH` (repeatable) limits which files may be executed at all (Landlock's execute right):
 only those listed, by the tool and everything it starts, in place or in a child. Given alone (no
 `--ro`/`--rw`), only execution is restricted, for use inside bubblewrap, which already limits
-what is seen and written. Reading another process's `/proc/<pid>/environ`
-is refused by Landlock's ptrace rule. `--hide PATH` hides a path below a `--ro` folder (the folders on the
-way to it may only be listed; everything beside that way may be read).
+what is seen and written (`--only-exec`: no socket filter either; bubblewrap's namespaces do that).
 
 The launcher is a child subreaper: processes that leave the command's session (`setsid`, daemons)
 are re-parented to it, and when the command exits it kills every descendant still alive before
