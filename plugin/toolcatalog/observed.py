@@ -36,14 +36,18 @@ class FileChange:
 
 @dataclass
 class Connection:
-    """A network connection a sandboxed run attempted (connect, sendto or bind on an IP socket, or
-    an abstract Unix socket)."""
+    """A network connection a sandboxed run attempted (connect, send or bind on an IP socket, or
+    an abstract Unix socket), a Unix socket with a path outside its private folders it reached, or
+    a socket the Landlock launcher refused to open at all (`socket:udp`, `socket:icmp`, ...)."""
 
-    address: str  # "127.0.0.1:8080", "[::1]:443", "unix:@name"
-    allowed: bool  # the run had the network; False: the sandbox had none to give, so it went nowhere
+    address: str  # "127.0.0.1:8080", "[::1]:443", "unix:@name", "unix:/run/x.sock", "socket:udp"
+    allowed: bool  # the run had the network
+    # The sandbox provably kept it in: bubblewrap's own network namespace, or the call was refused.
+    # False: nothing shows it went nowhere (it may have arrived).
+    contained: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {"address": self.address, "allowed": self.allowed}
+        return {"address": self.address, "allowed": self.allowed, "contained": self.contained}
 
 
 @dataclass
@@ -52,18 +56,23 @@ class Observed:
 
     Files are always observed in the places a tool may write (a before/after comparison); with
     `traced`, every write attempt anywhere, every network connection and every program started were
-    also seen, as system calls. Without it, `connections` and `programs` are unknown (empty)."""
+    also seen, as system calls. Without it, `connections` and `programs` are unknown (empty).
+    `incomplete`: part of the run went unseen (the trace was cut at its size limit or lost, or a
+    writable folder was too large to compare), so what the lists do not show is unknown: such a
+    run is "not observed", never "no effects"."""
 
     traced: bool = False
     files: list[FileChange] = field(default_factory=list)
     connections: list[Connection] = field(default_factory=list)
     programs: list[str] = field(default_factory=list)  # absolute paths, in the order first started
-    spawned: list[str] = field(default_factory=list)  # of those, started by its child processes once it ran
+    spawned: list[str] = field(default_factory=list)  # of those, started besides its own command (what `exec.allow` governs)
+    refused: list[str] = field(default_factory=list)  # programs it tried to start that the sandbox refused to execute
     truncated: bool = False  # a list reached its cap; more happened than is listed
+    incomplete: bool = False  # part of the run went unseen (see above)
 
     # How much one report lists, per run and merged over a tool's runs; past it the list is cut
     # and `truncated` set.
-    LIMITS = {"files": 100, "connections": 50, "programs": 50, "spawned": 50}
+    LIMITS = {"files": 100, "connections": 50, "programs": 50, "spawned": 50, "refused": 50}
 
     def cap(self) -> None:
         """Cut every list to its limit (LIMITS), marking the report truncated when one was longer."""
@@ -83,8 +92,8 @@ class Observed:
 
     @property
     def quiet(self) -> bool:
-        """Traced, and seen to write nothing outside its scratch folder and touch no network."""
-        return self.traced and not self.writes() and not self.connections
+        """Traced in full, and seen to write nothing outside its scratch folder and touch no network."""
+        return self.traced and not self.incomplete and not self.writes() and not self.connections
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -93,7 +102,9 @@ class Observed:
             "connections": [c.as_dict() for c in self.connections],
             "programs": list(self.programs),
             "spawned": list(self.spawned),
+            "refused": list(self.refused),
             "truncated": self.truncated,
+            "incomplete": self.incomplete,
         }
 
     @classmethod
@@ -101,10 +112,12 @@ class Observed:
         return cls(
             traced=bool(data.get("traced", False)),
             files=[FileChange(f["path"], f["where"], f["change"]) for f in data.get("files", [])],
-            connections=[Connection(c["address"], bool(c["allowed"])) for c in data.get("connections", [])],
+            connections=[Connection(c["address"], bool(c["allowed"]), bool(c.get("contained", False))) for c in data.get("connections", [])],
             programs=list(data.get("programs", [])),
             spawned=list(data.get("spawned", [])),
+            refused=list(data.get("refused", [])),
             truncated=bool(data.get("truncated", False)),
+            incomplete=bool(data.get("incomplete", False)),
         )
 
 
@@ -130,8 +143,13 @@ class SandboxReport:
 
     @property
     def verified_no_effects(self) -> bool:
-        """"observed: no writes, no network": sandboxed, traced, and nothing outside scratch."""
+        """"observed: no writes, no network": sandboxed, traced in full, and nothing outside scratch."""
         return self.sandboxed and self.processes > 0 and self.observed is not None and self.observed.quiet
+
+    @property
+    def unobserved(self) -> bool:
+        """Sandboxed, but what its runs did was not (fully) seen: not traced, or the trace was lost."""
+        return self.sandboxed and (self.observed is None or not self.observed.traced or self.observed.incomplete)
 
     @property
     def caught_mutating(self) -> bool:

@@ -57,7 +57,7 @@ class Safety:
     why: str  # the fields it follows from, in words (the badge's title)
     approval: str | None
     note: str  # a second line: the free-text effects of formats without a class ("" when none)
-    observed: str  # what the sandbox saw: "no-effects", "caught", "undeclared", "unsandboxed" or ""
+    observed: str  # what the sandbox saw: "no-effects", "caught", "undeclared", "unobserved", "unsandboxed" or ""
 
 
 SAFETY_LEVELS = safety.LEVELS
@@ -90,6 +90,8 @@ def safety_of(tool: Tool) -> Safety:
             observed = "no-effects"
         elif not sandbox.sandboxed:
             observed = "unsandboxed"
+        elif sandbox.observed is not None and sandbox.observed.incomplete:
+            observed = "unobserved"  # a cut or lost trace: never a clean badge, and said so
     if level is None:
         if e.text:
             return Safety("undeclared", "in words", "speccify states effects as free text, so they have no class", e.approval, e.text, observed)

@@ -221,7 +221,7 @@ def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, pr
     argv = [*prefix, *args]
     run.argv = [Path(argv[0]).name, *argv[1:]]
     spawned = ctx.run(argv, cwd=driver.abs_path.parent, stdin=None, timeout_s=timeout, env=ctx.env, network=rules.network, hidden=rules.hidden,
-                      reads=declared_reads(tool, driver))
+                      reads=declared_reads(tool, driver), programs=rules.programs)
     result = spawned.result
     run.sandbox, run.observed = spawned.mechanism, spawned.observed
     run.started, run.exit_code = result.error is None, result.exit_code

@@ -13,7 +13,8 @@ The rules (docs/security.md, "Declared and observed effects"):
 - The network is declared by AIP-14 `requires.network` or a `network:` mutation, by a driver's
   `network.egress` (which, when present, decides for runs through that driver: `[]` denies), or by
   the `allow_network` option (the only way for speccify and smart tools). A connection attempted
-  without it is an undeclared effect of a judged contract.
+  without it is an undeclared effect of a judged contract; so is reaching a Unix socket outside the
+  run's own folders, network or not.
 - A CLI driver's `sandbox.exec.allow: false` declares that it starts no other program; a list names
   the programs it may start.
 
@@ -175,13 +176,30 @@ def undeclared(rules: Declared, observed: Observed | None, workspace: str) -> li
             "temporary": f"wrote {name} (gone when the run ended)",
             "blocked": f"tried to write {name} (blocked by the sandbox)",
         }[change.change])
-    if not rules.network:
-        for connection in observed.connections:
-            found.append(f"connected to {connection.address} (no network was declared; it went nowhere)")
+    for connection in observed.connections:
+        # A host's Unix socket (a Docker socket, an ssh-agent) is no network, and never declared by one.
+        host_socket = connection.address.startswith("unix:/")
+        if rules.network and not host_socket:
+            continue
+        why = "a Unix socket outside the sandbox's own folders" if host_socket else "no network was declared"
+        kind, _, what = connection.address.partition(":")
+        if kind in ("socket", "send"):  # refused before it had an address (the Landlock launcher's filter)
+            name = "TCP Fast Open send" if what == "tcp-fast-open" else f"{what} socket"
+            found.append(f"tried to open a {name} ({why}; refused by the sandbox)")
+            continue
+        # "Went nowhere" only where the sandbox proves it (refused, or no network to reach).
+        fate = "it went nowhere" if connection.contained else "the sandbox did not stop it, so it may have arrived"
+        found.append(f"connected to {connection.address} ({why}; {fate})")
     if rules.programs is not None:
+        def allowed(program: str) -> bool:
+            return any(fnmatch.fnmatchcase(program, p) or fnmatch.fnmatchcase(os.path.basename(program), p) for p in rules.programs or [])
+
         for program in observed.spawned:
-            if not any(fnmatch.fnmatchcase(program, p) or fnmatch.fnmatchcase(os.path.basename(program), p) for p in rules.programs):
+            if not allowed(program):
                 found.append(f"started {program} (the driver's sandbox does not allow it)")
+        for program in observed.refused:
+            if not allowed(program):
+                found.append(f"tried to start {program} (the driver's sandbox does not allow it; refused)")
     return list(dict.fromkeys(found))
 
 
@@ -210,13 +228,14 @@ def report(tool: Tool, runs: list[Run], ctx: Context, network: bool) -> dict[str
         for run in started:
             seen = run.observed or Observed()
             merged.truncated = merged.truncated or seen.truncated
+            merged.incomplete = merged.incomplete or seen.incomplete  # one unseen run: the tool is not observed
             for item in seen.files:
                 if item not in merged.files:
                     merged.files.append(item)
             for connection in seen.connections:
                 if connection not in merged.connections:
                     merged.connections.append(connection)
-            for name in ("programs", "spawned"):
+            for name in ("programs", "spawned", "refused"):
                 for program in getattr(seen, name):
                     if program not in getattr(merged, name):
                         getattr(merged, name).append(program)

@@ -51,7 +51,8 @@ class Context:
     roots: list[Path] = field(default_factory=list)  # folders searched outside the workspace (`paths: [../x]`)
 
     def run(self, argv: list[str], *, cwd: Path, stdin: bytes | None, timeout_s: float, env: dict[str, str],
-            network: bool = False, hidden: list[str] | None = None, reads: list[Path] | None = None) -> "Spawned":
+            network: bool = False, hidden: list[str] | None = None, reads: list[Path] | None = None,
+            programs: list[str] | None = None) -> "Spawned":
         """Run one process, in the sandbox when the build has one (`run_process` otherwise)."""
         facts = self.sandbox
         cap = self.options.max_output_bytes
@@ -60,7 +61,7 @@ class Context:
                 return Spawned(ProcessResult(argv, None, b"", b"", False, False, False, 0.0, error=f"not run: {facts.reason}"), None, None)
             return Spawned(run_process(argv, cwd=cwd, stdin=stdin, timeout_s=timeout_s, env=env, max_stdout=cap), None, None)
         with sandbox_mod.prepare(facts, argv, cwd=cwd, env=env, workspace=self.workspace, network=network, hidden=hidden,
-                                 roots=self.roots, reads=reads) as launch:
+                                 roots=self.roots, reads=reads, programs=programs) as launch:
             if launch.refusal:  # its program or folder lies outside what the sandbox shows
                 return Spawned(ProcessResult(list(argv), None, b"", b"", False, False, False, 0.0, error=launch.refusal), None, None)
             result = run_process(launch.argv, cwd=launch.cwd, stdin=stdin, timeout_s=timeout_s, env=launch.env, max_stdout=cap)
@@ -79,7 +80,7 @@ class Context:
             yield None
             return
         with sandbox_mod.prepare(self.sandbox, argv, cwd=cwd, env=env, workspace=self.workspace, network=network,
-                                 hidden=hidden, roots=self.roots, reads=reads) as launch:
+                                 hidden=hidden, roots=self.roots, reads=reads, programs=programs) as launch:
             yield launch
 
     def timeout_for(self, tool_timeout_ms: int | None = None) -> float:

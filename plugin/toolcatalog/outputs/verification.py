@@ -12,8 +12,9 @@ The same object appears in catalog.json, in each per-tool JSON file and in mcp-t
 - `observed_effects`: what the runs were seen to do (files, network, programs: the catalog's
   `sandbox.observed`); `null` when not observed (nothing ran, or it ran unsandboxed).
 - `undeclared_effects`: the effects seen that the contract does not declare (each fails its run);
-  `null` when not observed. `verified_no_effects`: sandboxed, traced, and seen to write nothing
-  outside its scratch folder and to open no connection. `caught_mutating`: the contract declares
+  `null` when not observed (also when the trace was lost or cut and nothing was caught before:
+  `observed_effects.incomplete`). `verified_no_effects`: sandboxed, traced in full, and seen to
+  write nothing outside its scratch folder and to open no connection. `caught_mutating`: the contract declares
   no effects, yet a run had one. These come from the sandbox report (`Tool.sandbox`), so an
   agent that reads only mcp-tools.json sees them too.
 - `page`: the tool's page, which shows the evidence (every example's input, expected and actual
@@ -43,7 +44,7 @@ def counts(statuses: Iterable[str]) -> dict[str, int]:
 def observed_entry(observed: Observed) -> dict[str, Any]:
     """What runs were seen to do; programs by file name (their folders differ from machine to machine)."""
     entry = observed.as_dict()
-    for key in ("programs", "spawned"):
+    for key in ("programs", "spawned", "refused"):
         entry[key] = list(dict.fromkeys(os.path.basename(p) for p in getattr(observed, key)))
     return entry
 
@@ -64,7 +65,9 @@ def verification(tool: Tool, site: Site) -> dict[str, Any]:
         "processes": tool.processes,
         "sandboxed": (tool.sandbox.sandboxed if tool.sandbox is not None else False) if ran else None,
         "observed_effects": observed_effects(tool),
-        "undeclared_effects": list(report.undeclared) if report is not None and report.observed is not None else None,
+        # Not observed in full (a lost trace) and nothing caught: unknown, not "none".
+        "undeclared_effects": list(report.undeclared) if report is not None and report.observed is not None
+        and (report.undeclared or not report.observed.incomplete) else None,
         "verified_no_effects": bool(report is not None and report.verified_no_effects),
         "caught_mutating": bool(report is not None and report.caught_mutating),
         "page": site.link(tool.url),

@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..observed import ELSEWHERE, SCRATCH, WORKSPACE, Connection, FileChange, Observed
-from . import bwrap, cgroup, layout, limits, nofollow, runfolders, trace, tree, view
+from . import bwrap, cgroup, execs, landlock_launcher, layout, limits, nofollow, runfolders, trace, tree, view
 from .probe import Facts, launcher_argv
 
+
+REFUSALS = "refused.log"  # the Landlock launcher's record of refused socket calls, in the run's host folder
 
 
 @dataclass
@@ -51,8 +53,11 @@ class Launch:
     cwd_inside: str  # the working folder as the tool sees it
     roots: list[str] = field(default_factory=list)  # folders searched outside the workspace: "workspace" too
     refusal: str = ""  # why the run must not start (its program or folder is not in its view); "" to start it
-    launcher_execs: int = 1  # programs the launcher itself starts before the tool (strace's view)
+    launcher_execs: int = 1  # successful execve calls before the tool's own (see trace.parse): bwrap or the launcher, prlimit, the exec limiter
     group: cgroup.Group | None = None  # the run's control groups, which cap its process count and memory
+    command: list[str] = field(default_factory=list)  # the tool's own command, as given
+    own: list[str] | None = None  # the files an execve of its own start names (None: not known, see execs.own_start)
+    exec_limit: str = ""  # "enforced" when only the allowed programs can be executed, else why not ("": no limit)
 
     def __enter__(self) -> "Launch":
         return self
@@ -94,16 +99,17 @@ class Launch:
         truncated = False
         for area in self.areas:
             after, cut = tree.picture(area.host, hash_files=False)
-            truncated = truncated or cut or area.cut
+            truncated = truncated or cut or area.cut  # a folder too large to compare: changes may be missed
             for rel, change in tree.changes(area.before, after, area.host):
                 inside = os.path.normpath(os.path.join(area.inside, rel))
                 diffed.add(inside)
                 files.append(self._change(inside, change))
-        observed = Observed(traced=self.log is not None, files=files, truncated=truncated)
+        observed = Observed(traced=self.log is not None, files=files, incomplete=truncated)
         if self.log is not None:
-            seen = trace.parse(self.log, launcher_execs=self.launcher_execs, cwd=self.cwd_inside)
-            observed.truncated = observed.truncated or seen.truncated
+            seen = trace.parse(self.log, launcher_execs=self.launcher_execs, cwd=self.cwd_inside, max_bytes=trace.MAX_LOG_BYTES)
+            observed.incomplete = observed.incomplete or seen.lost
             self._add_trace(observed, seen, diffed)
+        self._add_refusals(observed)
         observed.cap()
         return observed
 
@@ -120,12 +126,48 @@ class Launch:
                 continue
             known.add((located.path, located.where))
             observed.files.append(located)
-        for address, _ok in seen.connections:
-            item = Connection(address, self.network)
+        for address, error in seen.connections:
+            if address.startswith("unix:/") and self._private(address[len("unix:"):]):
+                continue  # a socket the tool made in its own throwaway folders
+            item = Connection(address, self.network, contained=self._contained(address, error))
             if item not in observed.connections:
                 observed.connections.append(item)
         observed.programs = [self._seen_as(p) for p in seen.programs]
-        observed.spawned = [self._seen_as(p) for p in seen.spawned]
+        observed.spawned = [self._seen_as(p) for p in execs.spawned(seen.execs, seen.spawned, self.command, self.own)]
+        observed.refused = [self._seen_as(p) for p in seen.refused]
+
+    def _add_refusals(self, observed: Observed) -> None:
+        """The socket calls the Landlock launcher's filter refused (strace cannot see those)."""
+        record = self.root / REFUSALS
+        try:
+            lines = record.read_text(encoding="utf-8", errors="replace").splitlines()[:landlock_launcher.MAX_RECORDED] if self.mechanism == "landlock" else []
+        except OSError:
+            lines = []
+        for line in lines:
+            if line.strip() == "socket:unix":
+                # Refused before it had an address, and system libraries try one routinely (glibc
+                # asks nscd at every user lookup: bash does at start): nothing happened, no report.
+                continue
+            item = Connection(line.strip()[:100], self.network, contained=True)
+            if item.address and item not in observed.connections:
+                observed.connections.append(item)
+
+    def _contained(self, address: str, error: str) -> bool:
+        """Whether the sandbox provably kept a connection from leaving: refused (EACCES, EPERM:
+        Landlock's answer; a failure such as EINPROGRESS proves nothing), or inside bubblewrap's
+        own network namespace (which holds abstract Unix sockets too, not path ones)."""
+        if error in ("EACCES", "EPERM"):
+            return True
+        return self.mechanism == "bwrap" and not self.network and not address.startswith("unix:/")
+
+    def _private(self, path: str) -> bool:
+        """Whether a Unix socket's path lies in the run's own throwaway folders (so the tool made it)."""
+        path = os.path.normpath(path)
+        if any(_below(path, place) for place in (self.scratch_host, layout.SCRATCH, *(a.inside for a in self.areas if a.hash_files))):
+            return True
+        # bubblewrap's /tmp is private, except for the host folders shown inside it (a workspace below /tmp).
+        shown = (self.workspace, *self.roots)
+        return self.mechanism == "bwrap" and _below(path, "/tmp") and not any(_below(path, folder) for folder in shown)
 
 
 # Removing a run's folder is slow on some filesystems (overlayfs: milliseconds per folder), so it
@@ -191,10 +233,12 @@ def prepare(
     hidden: list[str] | None = None,
     roots: list[Path] | None = None,
     reads: list[Path] | None = None,
+    programs: list[str] | None = None,
 ) -> Launch:
     """Get one run ready. `facts.mechanism` must not be None. `roots`: folders searched for
     manifests besides the workspace (the run may lie in one); `reads`: folders of the workspace the
-    run sees besides its working folder (see view.py). When `Launch.refusal` is set, do not start it."""
+    run sees besides its working folder (see view.py); `programs`: the only programs it may start
+    besides its own command (`exec.allow`; None: any). When `Launch.refusal` is set, do not start it."""
     assert facts.mechanism is not None
     ws = os.path.realpath(workspace)
     here = os.path.realpath(cwd)
@@ -203,7 +247,7 @@ def prepare(
     hidden += [os.path.join(r, ".git") for r in outside if os.path.lexists(os.path.join(r, ".git"))]
     root = Path(tempfile.mkdtemp(prefix="run-", dir=runfolders.folder()))
     try:
-        return _prepare(facts, command, root, here, env, ws, network, hidden, outside, [str(r) for r in reads or []])
+        return _prepare(facts, command, root, here, env, ws, network, hidden, outside, [str(r) for r in reads or []], programs)
     except BaseException:
         nofollow.remove(str(root))  # nothing half-made is left behind
         raise
@@ -221,23 +265,30 @@ def _visible(facts: Facts, command: list[str], env: dict[str, str], here: str, w
 
 
 def _prepare(facts: Facts, command: list[str], root: Path, here: str, env: dict[str, str], ws: str, network: bool,
-             hidden: list[str], outside: list[str], reads: list[str]) -> Launch:
+             hidden: list[str], outside: list[str], reads: list[str], programs: list[str] | None = None) -> Launch:
     for name in ("tmp", "scratch", "scratch/tmp", "scratch/home", "work", "empty"):
         (root / name).mkdir(mode=0o700, exist_ok=True)
     visible, refusal = _visible(facts, command, env, here, ws, outside, reads)
     log = root / "trace.log" if facts.tracer else None
-    limited = limits.wrap(command, facts.caps, facts.limiter, facts.nproc)
-    launcher_execs = 1 + (limited is not command)
-    command = limited
     if refusal:  # nothing to start: a command that only says why (for callers that start it anyway)
         said = ["/bin/sh", "-c", 'echo "toolcatalog: $1" >&2; exit 126', "sh", refusal]
         return Launch(said, dict(env), root, facts.mechanism or "", network, ws, root, [], None, layout.SCRATCH, here,
                       refusal=refusal)
+    own = execs.own_start(command, env.get("PATH", ""))
+    limit, allowed = execs.limit(facts, command, env.get("PATH", ""), own, programs)
     if facts.mechanism == "landlock":
-        launch = _landlock(facts, command, here, env, ws, root, visible, network, log, hidden)
+        limited = limits.wrap(command, facts.caps, facts.limiter, facts.nproc)
+        if allowed is not None and limited is not command:
+            allowed = [*allowed, os.path.realpath(limited[0])]  # prlimit starts the tool inside the launcher
+        launch = _landlock(facts, limited, here, env, ws, root, visible, network, log, hidden, allowed)
+        launch.launcher_execs += limited is not command
     else:
-        launch = _bubblewrap(facts, command, here, env, ws, root, visible, network, log, hidden)
-    launch.roots, launch.refusal, launch.launcher_execs = outside, refusal, launcher_execs
+        inner = execs.limited(command, allowed) if allowed is not None else command
+        limited = limits.wrap(inner, facts.caps, facts.limiter, facts.nproc)
+        launch = _bubblewrap(facts, limited, here, env, ws, root, visible, network, log, hidden)
+        launch.launcher_execs += (inner is not command) + (limited is not inner)  # the exec limiter's and prlimit's own starts
+    launch.roots, launch.refusal = outside, refusal
+    launch.command, launch.own, launch.exec_limit = list(command), own[1] if own else None, limit
     _enter_group(launch, facts)
     for area in launch.areas:
         area.before, area.cut = tree.picture(area.host, hash_files=area.hash_files)
@@ -286,7 +337,7 @@ def _masked(ws: str, visible: list[str]) -> list[str]:
 
 
 def _landlock(facts: Facts, command: list[str], cwd: str, env: dict[str, str], ws: str, root: Path,
-              visible: list[str], network: bool, log: Path | None, hidden: list[str]) -> Launch:
+              visible: list[str], network: bool, log: Path | None, hidden: list[str], allowed: list[str] | None = None) -> Launch:
     scratch = str(root / "scratch")
     argv = launcher_argv()
     reads = [*layout.SYSTEM, *("/" + n for n in layout.USR_MERGE), *("/etc/" + n for n in layout.ETC_SUBSET),
@@ -299,9 +350,13 @@ def _landlock(facts: Facts, command: list[str], cwd: str, env: dict[str, str], w
     argv += ["--rw", scratch, "--rw", "/dev/null", "--rw", "/dev/zero", "--rw", "/dev/full"]
     if network:
         argv.append("--net")
+    for path in allowed if allowed is not None else []:
+        argv += ["--exec", path]
+    argv += ["--refusals", str(root / REFUSALS)]
     argv += ["--cwd", cwd, "--", *command]
     if log is not None:
         argv = trace.wrap(facts.tracer or "strace", log, argv)
     env = layout.scratch_env(env, tmpdir=scratch + "/tmp", home=scratch + "/home")
     areas = [_Area(root / "scratch", scratch, False)]
     return Launch(argv, env, root, "landlock", network, ws, root, areas, log, scratch, cwd)
+

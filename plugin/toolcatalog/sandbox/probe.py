@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import bwrap, landlock_launcher, limits, trace, view
 
-PROFILE_VERSION = 2  # bump when the profile changes what a tool can do or what is observed
+PROFILE_VERSION = 3  # bump when the profile changes what a tool can do or what is observed
 LAUNCHER = Path(landlock_launcher.__file__)
 
 # A fragment of bubblewrap's error -> what it means here (first match wins).
@@ -84,7 +84,8 @@ class Facts:
         caps = limits.describe(self.caps, self.limiter, self.nproc, self.memory_group)
         if self.mechanism == "landlock":
             return (f"Landlock ({self.variant}): reads limited to the system and {seen}; "
-                    f"writes only to a private TMPDIR and HOME; {net}; no PID namespace; {caps}; {watched}")
+                    f"writes only to a private TMPDIR and HOME; {net}{'' if network else ' (TCP refused; UDP, raw and other sockets refused)'}; "
+                    f"no Unix sockets; no PID namespace; {caps}; {watched}")
         namespace = {"userns": "user namespace", "root": "as root, no user namespace", "noproc": "user namespace, no /proc"}
         return (f"bubblewrap ({namespace.get(self.variant, self.variant)}): system read-only; {seen}, "
                 f"working folder a throwaway copy (when small enough); private TMPDIR, HOME and /tmp; own PID namespace; "

@@ -12,8 +12,13 @@ launcher setting up, and is skipped):
 - every attempt to write a file: an open with a write flag, `creat`, `truncate`, `unlink`, `rename`,
   `mkdir`, `link`, `symlink`, `mknod`, `chmod`, `chown`, `utimensat`, `setxattr`, ... with its
   result (an attempt the sandbox refused is still an attempt),
-- every network connection attempt (`connect`, `sendto`, `sendmsg`, `bind` with an IP address or
-  an abstract Unix socket name).
+- every network connection attempt (`connect`, `sendto`, `sendmsg`, `sendmmsg`, `bind` with an IP
+  address or an abstract Unix socket name), and every Unix socket with a path that was reached
+  (a successful `connect` or send: a socket on the host, or one the tool made itself, which the
+  sandbox tells apart).
+
+A log that could not be read to its end (cut at `MAX_LOG_BYTES`, unreadable) or that never shows
+the tool starting is `Seen.lost`: what the tool did then is unknown, and the run is "not observed".
 
 `io_uring_setup` is made to fail with ENOSYS (strace's fault injection): io_uring can read, write
 and connect without the system calls above, so it is the one channel a trace would miss.
@@ -35,7 +40,7 @@ from pathlib import Path
 # The calls strace stops on (the rest never reach it).
 SYSCALLS = (
     "execve,execveat,"
-    "connect,bind,sendto,sendmsg,"
+    "connect,bind,sendto,sendmsg,sendmmsg,"
     "open,openat,openat2,creat,truncate,"
     "unlink,unlinkat,rename,renameat,renameat2,mkdir,mkdirat,rmdir,"
     "link,linkat,symlink,symlinkat,mknod,mknodat,"
@@ -52,7 +57,7 @@ PATH_WRITES = {
 }
 # The second path argument is the one written (the first is what is linked to / renamed away).
 TARGET_IS_LAST = {"rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat"}
-MAX_LOG_BYTES = 256 << 20  # a log larger than this is read only this far (the result says truncated)
+MAX_LOG_BYTES = 256 << 20  # a log larger than this is read only this far (the run is then not observed)
 
 
 def find() -> str | None:
@@ -100,9 +105,11 @@ class Seen:
     started: bool = False  # the tool's own execve was found
     programs: list[str] = field(default_factory=list)  # every program started, the tool's own first
     spawned: list[str] = field(default_factory=list)  # programs started by child processes once the tool was running
+    execs: list[str] = field(default_factory=list)  # every successful execve after the start, in order (any process)
+    refused: list[str] = field(default_factory=list)  # programs whose execve the sandbox refused (EACCES, EPERM)
     writes: list[Write] = field(default_factory=list)
-    connections: list[tuple[str, bool]] = field(default_factory=list)  # (address, call succeeded)
-    truncated: bool = False
+    connections: list[tuple[str, str]] = field(default_factory=list)  # (address, the call's error name; "" when it succeeded)
+    lost: bool = False  # the log was cut, unreadable, or never showed the tool start: the rest is unknown
 
 
 _LINE = re.compile(r"^(\d+) +(.*)$")
@@ -163,8 +170,8 @@ def _address(arg: str) -> str | None:
         ip = re.search(r'inet_pton\(AF_INET6, "([^"]+)"', arg)
         return f"[{ip.group(1) if ip else '?'}]:{port.group(1) if port else '?'}"
     if family.group(1) == "AF_UNIX":
-        name = re.search(r'sun_path=@"((?:[^"\\]|\\.)*)"', arg)
-        return f"unix:@{_unescape(name.group(1))}" if name else None  # path sockets: files, not network
+        name = re.search(r'sun_path=(@?)"((?:[^"\\]|\\.)*)"', arg)
+        return f"unix:{name.group(1)}{_unescape(name.group(2))}" if name else None
     return None
 
 
@@ -181,6 +188,7 @@ class _Parser:
         self.first_pid = ""  # the process the tool started in
         self.execs: list[tuple[str, str]] = []  # (pid, program), in order
         self.last_cloner = ""  # the process whose clone() was seen last: the likely parent of a new one
+        self.error = ""  # the error name of the call being read
 
     def _resolve(self, pid: str, dirfd: str | None, path: str) -> str:
         if path.startswith("/"):
@@ -208,6 +216,7 @@ class _Parser:
             return
         name, args, ret, err, _text = call.groups()
         ok = err is None and ret != "?" and not ret.startswith("-")
+        self.error = err or ""
         if not self.seen.started:
             self.setup_pids.add(pid)
             if name in ("execve", "execveat") and ok:
@@ -246,6 +255,7 @@ class _Parser:
         if first:
             path = _unescape(first.group(1))
             self.execs.append((pid, path))
+            self.seen.execs.append(path)
             if path not in self.seen.programs:
                 self.seen.programs.append(path)
 
@@ -255,6 +265,10 @@ class _Parser:
         if name in ("execve", "execveat"):
             if ok:
                 self._exec(pid, args)
+            elif self.error in ("EACCES", "EPERM"):
+                first = _STR.search(args)
+                if first and _unescape(first.group(1)) not in self.seen.refused:
+                    self.seen.refused.append(_unescape(first.group(1)))
         elif name == "chdir" and ok:
             first = _STR.search(args)
             if first:
@@ -262,12 +276,20 @@ class _Parser:
         elif name == "fchdir" and ok and argv:
             if argv[0] in fds:
                 self.cwds[pid] = fds[argv[0]]
-        elif name in ("connect", "sendto", "sendmsg", "bind"):
+        elif name in ("connect", "sendto", "sendmsg", "sendmmsg", "bind"):
             for arg in argv[1:]:
                 address = _address(arg)
-                if address is not None:
-                    self.seen.connections.append((address, ok))
-                    break
+                if address is None:
+                    continue
+                outcome = "" if ok else (self.error or "?")
+                if address.startswith("unix:/"):
+                    # A path socket: only one reached counts (a bind makes the tool's own; a
+                    # missing one, such as nscd's, went nowhere).
+                    if outcome in ("", "EINPROGRESS", "EAGAIN") and name != "bind":
+                        self.seen.connections.append((address, outcome))
+                else:
+                    self.seen.connections.append((address, outcome))
+                break
         elif name in ("open", "openat", "openat2", "creat"):
             self._open(pid, name, argv, ok, ret)
         elif name in PATH_WRITES:
@@ -307,19 +329,22 @@ class _Parser:
         self.seen.writes.append(Write(path, ok=ok))
 
 
-def parse(log: Path, launcher_execs: int, cwd: str) -> Seen:
+def parse(log: Path, launcher_execs: int, cwd: str, max_bytes: int = MAX_LOG_BYTES) -> Seen:
     """What the log at `log` shows the tool doing. The tool is what the launcher starts in `cwd`
-    after its own `launcher_execs` successful `execve` calls (bubblewrap: 1, the Landlock launcher: 1)."""
+    after its own `launcher_execs` successful `execve` calls (bubblewrap: 1, the Landlock launcher: 1;
+    one more for the execution limiter inside bubblewrap). Past `max_bytes` the log is not read."""
     parser = _Parser(launcher_execs, cwd)
     try:
         with open(log, "rb") as stream:
             read = 0
             for raw in stream:
                 read += len(raw)
-                if read > MAX_LOG_BYTES:
-                    parser.seen.truncated = True
+                if read > max_bytes:
+                    parser.seen.lost = True
                     break
                 parser.line(raw.decode("utf-8", "replace").rstrip("\n"))
     except OSError:
-        parser.seen.truncated = True
-    return parser.finish()
+        parser.seen.lost = True
+    seen = parser.finish()
+    seen.lost = seen.lost or not seen.started
+    return seen
