@@ -11,12 +11,21 @@ renderer and templates as the plugin's pages (so verdicts, badges, schema tables
 example results are the same). Python-Markdown passes such a block through untouched.
 Links inside it are written relative to the URL the generator gives the page
 (`directory_urls` as in MkDocs), since no generator rewrites links inside raw HTML.
+
+The block holds manifest text, so it is written for the layers a generator may run before
+the HTML (`markdown_safe`): a CommonMark reader ends a raw HTML block at the first blank line
+and reads the rest as Markdown, so no line of the block is blank (a newline that would start
+one is written `&#10;`, the same character to a browser); and a template layer (mkdocs-macros,
+Zensical's markdown-macros, Jekyll's Liquid) evaluates `{{ }}`, `{% %}` and `{# #}` anywhere in
+a page, so every `{` is written `&#123;`. Both are character references, which HTML decodes
+in text and in attribute values, so the page reads exactly as before.
 """
 
 from __future__ import annotations
 
 import json
 import posixpath
+import re
 from pathlib import Path
 from typing import Iterable
 
@@ -27,7 +36,7 @@ from .model import Catalog
 from .placement import Placement, page_url
 from .render import CSS_PATH, INDEX_TITLE, JS_PATH, Renderer, templates_dir
 
-__all__ = ["relative_url", "render"]
+__all__ = ["markdown_safe", "relative_url", "render"]
 
 
 def relative_url(target: str, page: str) -> str:
@@ -75,12 +84,75 @@ def _page(title: str, html: str, url: str) -> str:
     """A Markdown page: its title (already escaped: themes put it into <title> and the nav
     unescaped) and one raw HTML block that loads the stylesheet and the script itself."""
     css, js = relative_url(CSS_PATH, url), relative_url(JS_PATH, url)
-    return (
-        f"---\ntitle: {json.dumps(title, ensure_ascii=False)}\n---\n\n"
+    block = (
         f'<div class="toolcatalog-page">\n<link rel="stylesheet" href="{escape(css)}">\n'
         f"{html.strip()}\n"
-        f'<script src="{escape(js)}"></script>\n</div>\n'
+        f'<script src="{escape(js)}"></script>\n</div>'
     )
+    # The title is HTML already (see above): the same references keep a template layer off it.
+    return f"---\ntitle: {json.dumps(_no_template(title), ensure_ascii=False)}\n---\n\n{markdown_safe(block)}\n"
+
+
+# One token of the HTML the renderer makes: a comment, a tag (quoted attribute values may hold
+# `>`: nh3 does not escape it there), or text up to the next `<`.
+_TOKEN = re.compile(
+    r"""(?P<comment><!--.*?(?:-->|\Z))"""
+    r"""|(?P<tag></?(?P<name>[A-Za-z][A-Za-z0-9-]*)(?:[^>"']|"[^"]*"|'[^']*')*>)"""
+    r"""|(?P<text>[^<]+|<)""",
+    re.S,
+)
+_QUOTED = re.compile(r"""("[^"]*"|'[^']*')""")
+_BLANK_NEXT = re.compile(r"\n(?=[ \t]*\n)")  # a newline whose next line is blank
+_RAW_TEXT = frozenset({"script", "style"})  # no character references inside: the text is code
+
+
+def markdown_safe(html: str) -> str:
+    """`html` as the same HTML that stays one raw HTML block for every Markdown reader and that no
+    template layer evaluates: no blank line (CommonMark's end of a raw block), no `{`.
+
+    In text and attribute values a newline that would start a blank line becomes `&#10;` and
+    every `{` becomes `&#123;`; between a tag's attributes such a newline becomes a space; line
+    ends are LF (a CR is a line end to CommonMark too, and HTML reads it as LF). Inside
+    `<script>` and `<style>`, whose text is code (only a template override puts any there: the
+    renderer never does, and manifest text is escaped or sanitized), blank lines are dropped."""
+    html = html.replace("\r\n", "\n").replace("\r", "\n")
+    out: list[str] = []
+    at = 0
+    while at < len(html):
+        token = _TOKEN.match(html, at)
+        assert token is not None  # the last alternative matches any character
+        at = token.end()
+        if token.group("text") is not None:
+            out.append(_text(token.group("text")) if token.group("text") != "<" else "&lt;")
+        elif token.group("comment") is not None:
+            out.append(_no_template(_BLANK_NEXT.sub(" ", token.group("comment"))))
+        else:
+            out.append(_tag(token.group("tag")))
+            name = token.group("name").lower()
+            if name in _RAW_TEXT and not token.group("tag").startswith("</"):
+                end = html.lower().find("</" + name, at)
+                end = len(html) if end < 0 else end
+                out.append(re.sub(r"\n[ \t]*(?=\n)", "", html[at:end]))
+                at = end
+    return "".join(out)
+
+
+def _no_template(text: str) -> str:
+    return text.replace("{", "&#123;")
+
+
+def _text(text: str) -> str:
+    return _BLANK_NEXT.sub("&#10;", _no_template(text))
+
+
+def _tag(tag: str) -> str:
+    """A tag with its quoted values written as `_text` writes text (every newline in them as
+    `&#10;`, which keeps the tag on lines that are never blank) and blank lines between
+    attributes closed up."""
+    parts = _QUOTED.split(tag)
+    for i, part in enumerate(parts):
+        parts[i] = _no_template(part).replace("\n", "&#10;") if i % 2 else _no_template(_BLANK_NEXT.sub(" ", part))
+    return "".join(parts)
 
 
 def _asset(path: str, template_dirs: list[Path]) -> str:
