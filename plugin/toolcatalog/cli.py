@@ -18,18 +18,17 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
-from . import catalogdiff, outputs, pipeline, verify
+from . import catalogdiff, docsdir, outputs, pipeline, verify
 from .report import diagnostic_line, nothing_found, plain, printable, reason
 from ._version import __version__
 from .conformance import resultsfile, shards
 from .discover import DiscoveryError
-from .files import write_atomic
+from .files import is_inside
 from .links import source_links
 from .mkdocs_yml import ConfigFileError, Project, find_config_file, plugin_options
 from .model import ERROR, Catalog
@@ -255,14 +254,16 @@ def _export(args: argparse.Namespace) -> int:
     return EXIT_PROBLEMS if failing else EXIT_OK
 
 
-GENERATED_RECORD = ".toolcatalog-generated.json"  # in the docs folder; generators skip dot files
-
-
 def _markdown(args: argparse.Namespace) -> int:
     workspace, project = _read_project(args)
     docs = Path(args.docs_dir) if args.docs_dir else project.docs_dir or workspace / "docs"
-    previous = _generated(docs)  # what the last run wrote: ours to replace, never the site's own pages
-    build = _prepare(args, workspace, project, docs, not_users=previous)
+    if not args.docs_dir and not is_inside(docs, workspace):  # the config file is the repository's: so is its docs_dir
+        raise outputs.ExportError(f"the docs folder {str(docs)!r} is outside the workspace (through `docs_dir` or a link); "
+                                  "pass -o DIR to write there")
+    folder = docsdir.Folder.open(docs)
+    # What the last run wrote and nobody changed since: ours to replace, never the site's own pages.
+    ours = {path for path in folder.record if folder.generated(path)}
+    build = _prepare(args, workspace, project, docs, not_users=ours)
     if build.options.run_examples and not args.no_run:
         print(_stats_line(pipeline.check(build, results=args.results)), file=sys.stderr)
     link = source_links(build.options.source_uri, project.repo_url, project.edit_uri, str(project.docs_dir or "docs"))
@@ -273,44 +274,28 @@ def _markdown(args: argparse.Namespace) -> int:
             raise outputs.ExportError(f"a page and an output for agents are both {path!r}; change `page_dir` or the file options")
         files[path] = text
     for path in sorted(files):
-        if path not in previous and docs.joinpath(*path.split("/")).exists():
-            print(printable(f"toolcatalog: {path} exists in {docs} and was not written by toolcatalog; it is kept"), file=sys.stderr)
+        if path not in ours and folder.exists(path) and folder.read(path) != files[path].encode("utf-8"):
+            print(printable(f"toolcatalog: {path} exists in {docs} and was not written by toolcatalog "
+                            "(or was changed since); it is kept"), file=sys.stderr)
             del files[path]
-    written = outputs.write(files, docs)
-    for path in sorted(previous - set(files)):  # pages of tools that are gone
-        _remove(docs, path)
-    write_atomic(docs / GENERATED_RECORD, json.dumps({"generator": "mkdocs-toolcatalog", "files": sorted(files)}, indent=1) + "\n")
+    written: dict[str, str] = {}
+    problems = 0
+    for path, text in files.items():
+        try:
+            written[path] = folder.write(path, text)
+        except (docsdir.FolderError, OSError) as exc:
+            problems += 1
+            print(printable(f"toolcatalog: {path} not written: {exc}"), file=sys.stderr)
+    for path in sorted(set(folder.record) - set(files)):  # pages of tools that are gone
+        if not folder.remove(path) and folder.exists(path):
+            print(printable(f"toolcatalog: {path} is no longer generated but is kept: it is not a file this tool "
+                            "wrote, unchanged, with its mark (see `toolcatalog markdown` in the docs)"), file=sys.stderr)
+    folder.save_record(written)
     print(printable(f"wrote {len(written)} files to {docs}"), file=sys.stderr)
     failing = pipeline.failing(build)
     for tool in failing:
         print(printable(f"toolcatalog: {tool.id}: status {tool.status.value} is listed in `fail_on`"), file=sys.stderr)
-    return EXIT_PROBLEMS if failing else EXIT_OK
-
-
-def _generated(docs: Path) -> set[str]:
-    """The docs paths the last `toolcatalog markdown` wrote into `docs` (none when unknown)."""
-    try:
-        data = json.loads((docs / GENERATED_RECORD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return set()
-    files = data.get("files") if isinstance(data, dict) else None
-    if not isinstance(files, list):
-        return set()
-    return {f for f in files if isinstance(f, str) and f and not f.startswith("/") and ".." not in f.split("/")}
-
-
-def _remove(docs: Path, path: str) -> None:
-    """Delete a file written last time (and the folders it leaves empty), inside `docs` only."""
-    target = docs.joinpath(*path.split("/"))
-    if target.is_file() and not target.is_symlink():
-        target.unlink()
-    folder = target.parent
-    while folder != docs and docs in folder.parents:
-        try:
-            folder.rmdir()
-        except OSError:
-            break
-        folder = folder.parent
+    return EXIT_PROBLEMS if failing or problems else EXIT_OK
 
 
 def _diff(args: argparse.Namespace) -> int:
