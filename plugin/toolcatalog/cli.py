@@ -273,13 +273,19 @@ def _markdown(args: argparse.Namespace) -> int:
         if path in files:
             raise outputs.ExportError(f"a page and an output for agents are both {path!r}; change `page_dir` or the file options")
         files[path] = text
+    problems = 0
     for path in sorted(files):
-        if path not in ours and folder.exists(path) and folder.read(path) != files[path].encode("utf-8"):
+        obstacle = None if path in ours else folder.obstacle(path)
+        if obstacle == "link":  # never written through: the repository put a link where the export writes
+            problems += 1
+            print(printable(f"toolcatalog: {path} not written: a link in {docs} is on its way; links are never "
+                            "followed"), file=sys.stderr)
+            del files[path]
+        elif obstacle == "file" and folder.read(path) != files[path].encode("utf-8"):
             print(printable(f"toolcatalog: {path} exists in {docs} and was not written by toolcatalog "
                             "(or was changed since); it is kept"), file=sys.stderr)
             del files[path]
     written: dict[str, str] = {}
-    problems = 0
     for path, text in files.items():
         try:
             written[path] = folder.write(path, text)
@@ -287,7 +293,7 @@ def _markdown(args: argparse.Namespace) -> int:
             problems += 1
             print(printable(f"toolcatalog: {path} not written: {exc}"), file=sys.stderr)
     for path in sorted(set(folder.record) - set(files)):  # pages of tools that are gone
-        if not folder.remove(path) and folder.exists(path):
+        if not folder.remove(path) and folder.obstacle(path):
             print(printable(f"toolcatalog: {path} is no longer generated but is kept: it is not a file this tool "
                             "wrote, unchanged, with its mark (see `toolcatalog markdown` in the docs)"), file=sys.stderr)
     folder.save_record(written)

@@ -111,25 +111,26 @@ class Folder:
         finally:
             os.close(file_fd)
 
-    def exists(self, path: str) -> bool:
-        """Whether anything (a file, a folder, a link) is at `path`, or a link or file stands in for one of its folders."""
+    def obstacle(self, path: str) -> str | None:
+        """What stands at `path`, or None when it is free: "link" when a link is there or stands
+        in for one of its folders (or a file does), "file" when something else is there."""
         parts = _parts(path)
         if parts is None:
-            return True
+            return "link"
         fd = self._walk(parts[:-1], create=False, missing_ok=True)
         if fd is None:
-            return True  # a folder on the way is a link or a file: the path is not free
+            return "link"
         if fd == -1:
-            return False
+            return None
         try:
-            os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
-            return True
+            info = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
         except FileNotFoundError:
-            return False
+            return None
         except OSError:
-            return True
+            return "file"
         finally:
             os.close(fd)
+        return "link" if stat.S_ISLNK(info.st_mode) else "file"
 
     def generated(self, path: str) -> bool:
         """Whether the file at `path` is one this tool wrote and nobody changed since: the record
