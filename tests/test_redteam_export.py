@@ -259,3 +259,25 @@ def test_fuzz_the_markdown_export_stays_one_inert_block(tmp_path_factory: pytest
     # The same page for a browser: `markdown_safe` changes how the HTML is written, never what it says.
     for raw in (f"<pre>{html.escape(text)}</pre>", f'<p title="{html.escape(description)}">{html.escape(name)}</p>'):
         assert events(markdown_safe(raw)) == events(raw)
+
+
+# -- 3. ids in llms.txt -----------------------------------------------------------------------------------
+
+HOSTILE_ID = "evil\n\n# Injected\n\n![x](http://attacker.example/p.png) <img src=x> [l](http://attacker.example/) \u202eabc"
+
+
+@pytest.mark.parametrize("tool_id", [HOSTILE_ID, HOSTILE_ID + " `a`` code`"], ids=["plain", "backticks"])
+def test_an_invalid_tools_id_stays_text_in_llms_txt(tmp_path: Path, tool_id: str) -> None:
+    root = plain_project(tmp_path)
+    write(root / ".tools/evil/TOOL.md", front_matter(
+        {"name": "Evil", "id": tool_id, "description": "d", "version": "1.0.0", "inputs": {}, "outputs": {}}))
+    out = tmp_path / "out"
+    assert toolcatalog("export", str(root), "--no-run", "-o", str(out)).returncode == 0
+    llms = (out / "llms.txt").read_text(encoding="utf-8")
+    rendered = MarkdownIt("commonmark").render(llms)
+    assert "<img" not in rendered and "attacker.example/p.png" in rendered  # there, as text
+    assert re.findall(r"<h[1-6]>", rendered) == ["<h1>", "<h2>", "<h2>"]  # the title, Tools, Optional
+    assert 'href="http://attacker.example/"' not in rendered
+    item = next(line for line in llms.splitlines() if "Injected" in line)
+    assert item.startswith("- [Evil](") and ", aip-14, invalid manifest" in item, item  # one list item, on one line
+    assert "\u202e" not in llms and "\\u202e" in llms  # an override a reader cannot see is written out
