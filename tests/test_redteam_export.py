@@ -281,3 +281,41 @@ def test_an_invalid_tools_id_stays_text_in_llms_txt(tmp_path: Path, tool_id: str
     item = next(line for line in llms.splitlines() if "Injected" in line)
     assert item.startswith("- [Evil](") and ", aip-14, invalid manifest" in item, item  # one list item, on one line
     assert "\u202e" not in llms and "\\u202e" in llms  # an override a reader cannot see is written out
+
+
+# -- 5. folder depth ---------------------------------------------------------------------------------------
+
+
+def folder_chain(root: Path, depth: int) -> Path:
+    """`root/d/d/.../d`, `depth` folders deep (made one at a time: os.makedirs recurses)."""
+    here = root
+    here.mkdir(parents=True, exist_ok=True)
+    for _ in range(depth):
+        here = here / "d"
+        here.mkdir()
+    return here
+
+
+def test_a_1100_level_folder_chain_is_reported_and_harvest_goes_on(tmp_path: Path) -> None:
+    root = plain_project(tmp_path)
+    folder_chain(root / "vendor", 1100)
+    folder_chain(root / "docs/deep", 1100)  # the docs folder's own pages are walked too
+    result = toolcatalog("validate", str(root))
+    assert result.returncode == 0, result.stderr
+    assert "vendor/d/d/" in result.stdout
+    assert "folders nest more than 64 levels below the folder searched" in result.stdout
+    assert "1 tool, 0 invalid" in result.stdout
+    result = toolcatalog("markdown", str(root), "--no-run")
+    assert result.returncode == 0, result.stderr
+    assert (root / "docs/tools/adder.md").is_file()
+
+
+def test_a_manifest_at_the_depth_limit_is_still_found(tmp_path: Path) -> None:
+    from toolcatalog.discover import MAX_DEPTH, discover
+
+    deepest = folder_chain(tmp_path, MAX_DEPTH)
+    write(deepest / "smart-tool.json", "{}")
+    write(deepest / "d/smart-tool.json", "{}")
+    found = discover(tmp_path)
+    assert [f.path for f in found.files] == [deepest / "smart-tool.json"]
+    assert [(d.code, d.path) for d in found.diagnostics] == [("folder-too-deep", "/".join(["d"] * MAX_DEPTH))]
