@@ -319,3 +319,56 @@ def test_a_manifest_at_the_depth_limit_is_still_found(tmp_path: Path) -> None:
     found = discover(tmp_path)
     assert [f.path for f in found.files] == [deepest / "smart-tool.json"]
     assert [(d.code, d.path) for d in found.diagnostics] == [("folder-too-deep", "/".join(["d"] * MAX_DEPTH))]
+
+
+# -- 4. lookalike ids ---------------------------------------------------------------------------------------
+
+
+def aip14_tool(root: Path, folder: str, tool_id: str) -> None:
+    write(root / f".tools/{folder}/TOOL.md", front_matter(
+        {"name": folder, "id": tool_id, "description": "Reads a file.", "version": "1.0.0", "inputs": {}, "outputs": {}}))
+
+
+def test_lookalike_and_mixed_script_ids_are_flagged_for_reviewers(tmp_path: Path) -> None:
+    root = plain_project(tmp_path)
+    aip14_tool(root, "read-file", "read-file")
+    aip14_tool(root, "impostor", "read-f\u0456le")  # a Cyrillic і
+    aip14_tool(root, "ascii-impostor", "read-fi1e")  # a digit one: valid, and still a lookalike
+    aip14_tool(root, "modify", "modify")
+    aip14_tool(root, "rn", "rnodify")
+
+    result = toolcatalog("validate", str(root))
+    lines = result.stdout.splitlines()
+    impostor = [l for l in lines if l.startswith(".tools/impostor/TOOL.md:3: warning:")]
+    assert any("mixes scripts (Cyrillic, Latin)" in l and "U+0456 CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I" in l
+               for l in impostor), lines
+    assert any("'read-f\\u0456le' looks like 'read-fi1e'" in l or "'read-f\\u0456le' looks like 'read-file'" in l
+               for l in impostor), lines
+    assert any(l.startswith(".tools/ascii-impostor/TOOL.md:3: warning: the id 'read-fi1e' looks like") for l in lines), lines
+    assert any(l.startswith(".tools/rn/TOOL.md:3: warning: the id 'rnodify' looks like 'modify' of .tools/modify/TOOL.md")
+               for l in lines), lines
+    assert not any("adder" in l and "looks like" in l for l in lines)
+
+    check = toolcatalog("check", str(root), "--no-cache", "--jobs", "1")  # the table shows them too
+    assert "warning: the id 'rnodify' looks like 'modify'" in check.stdout, check.stdout
+
+    out = tmp_path / "out"
+    assert toolcatalog("export", str(root), "--no-run", "-o", str(out)).returncode == 0
+    catalog = json.loads((out / "catalog.json").read_text(encoding="utf-8"))
+    codes = {t["id"]: {d["code"] for d in t["diagnostics"]} for t in catalog["tools"]}
+    assert {"id-lookalike", "id-mixed-script"} <= codes["read-f\u0456le"]
+    assert "id-lookalike" in codes["read-file"] and "id-lookalike" in codes["modify"]
+    assert "id-lookalike" not in codes["adder"]
+    assert "id-lookalike" in {d["code"] for d in catalog["diagnostics"]}
+
+
+def test_a_lookalike_id_is_flagged_on_its_page(tmp_path: Path) -> None:
+    root = plain_project(tmp_path)
+    aip14_tool(root, "read-file", "read-file")
+    aip14_tool(root, "impostor", "re\u0430d-file")  # a Cyrillic а
+    assert toolcatalog("markdown", str(root), "--no-run").returncode == 0
+    page = html.unescape((root / "docs/tools/index.md").read_text(encoding="utf-8"))
+    assert "Ids that look like another tool" in page
+    pages = [p.read_text(encoding="utf-8") for p in (root / "docs/tools").glob("*.md") if p.name != "index.md"]
+    flagged = [html.unescape(p) for p in pages if "looks like" in html.unescape(p)]
+    assert len(flagged) == 2 and any("U+0430 CYRILLIC SMALL LETTER A" in p for p in flagged)

@@ -38,6 +38,7 @@ from .outputs import catalog_json
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # what a shell reports for a command stopped by Ctrl-C
+REVIEW_WARNINGS = frozenset({"id-lookalike", "id-mixed-script"})  # shown by `check` too, though not errors
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -344,9 +345,9 @@ def _table(catalog: Catalog) -> None:
             if check.status in (CheckStatus.FAILED, CheckStatus.ERROR):
                 flag = " (error)" if check.status == CheckStatus.ERROR else ""
                 out.write(printable(f"{'':<{width}}    check {check.id}{flag}: ") + plain(check.detail) + "\n")
-        for diagnostic in tool.diagnostics:
-            if diagnostic.severity == ERROR:
-                out.write(f"{'':<{width}}    {diagnostic_line(diagnostic)}\n")
+        for diagnostic in tool.diagnostics:  # and the warnings a reviewer must see: ids that imitate others
+            if diagnostic.severity == ERROR or diagnostic.code in REVIEW_WARNINGS:
+                out.write(f"{'':<{width}}    {diagnostic_line(diagnostic, severity=diagnostic.severity != ERROR)}\n")
 
 
 def _report(catalog: Catalog) -> None:
