@@ -372,3 +372,16 @@ def test_a_lookalike_id_is_flagged_on_its_page(tmp_path: Path) -> None:
     pages = [p.read_text(encoding="utf-8") for p in (root / "docs/tools").glob("*.md") if p.name != "index.md"]
     flagged = [html.unescape(p) for p in pages if "looks like" in html.unescape(p)]
     assert len(flagged) == 2 and any("U+0430 CYRILLIC SMALL LETTER A" in p for p in flagged)
+
+
+def test_export_writes_nothing_through_a_link_in_its_folder(tmp_path: Path) -> None:
+    root = plain_project(tmp_path / "repo")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    out = root / "agents"  # an output folder inside the checkout, where a commit can put a link
+    out.mkdir()
+    os.symlink(outside, out / "tools")
+    result = toolcatalog("export", str(root), "--no-run", "-o", str(out))
+    assert result.returncode == 1 and "tools/adder.json not written" in result.stderr
+    assert list(outside.iterdir()) == []
+    assert (out / "catalog.json").is_file()

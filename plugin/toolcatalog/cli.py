@@ -247,12 +247,19 @@ def _export(args: argparse.Namespace) -> int:
     if build.options.run_examples and not args.no_run:
         print(_stats_line(pipeline.check(build, results=args.results)), file=sys.stderr)
     files = build.outputs()
-    written = outputs.write(files, Path(args.output))
-    print(printable(f"wrote {len(written)} files to {args.output}"), file=sys.stderr)
+    folder, written, problems = docsdir.Folder(Path(args.output)), 0, 0
+    for path, text in files.items():  # never through a link below the folder (it may be inside the checkout)
+        try:
+            folder.write(path, text)
+            written += 1
+        except (docsdir.FolderError, OSError) as exc:
+            problems += 1
+            print(printable(f"toolcatalog: {path} not written: {exc}"), file=sys.stderr)
+    print(printable(f"wrote {written} files to {args.output}"), file=sys.stderr)
     failing = pipeline.failing(build)
     for tool in failing:
         print(printable(f"toolcatalog: {tool.id}: status {tool.status.value} is listed in `fail_on`"), file=sys.stderr)
-    return EXIT_PROBLEMS if failing else EXIT_OK
+    return EXIT_PROBLEMS if failing or problems else EXIT_OK
 
 
 def _markdown(args: argparse.Namespace) -> int:
