@@ -134,6 +134,18 @@ def test_only_unchanged_generated_files_are_replaced_or_deleted(tmp_path: Path) 
     assert "tools/adder.md" not in json.loads((docs / RECORD).read_text())["files"]
 
 
+def test_what_a_run_wrote_is_brought_up_to_date_by_the_next(tmp_path: Path) -> None:
+    root = plain_project(tmp_path)
+    docs = root / "docs"
+    assert toolcatalog("markdown", str(root), "--no-run").returncode == 0
+    write(root / ".tools/adder/TOOL.md", front_matter(
+        {"name": "Adder", "id": "adder", "description": "Adds, now faster.", "version": "1.1.0", "inputs": {}, "outputs": {}}))
+    result = toolcatalog("markdown", str(root), "--no-run")
+    assert result.returncode == 0 and "it is kept" not in result.stderr, result.stderr
+    for path in ("tools/adder.md", "tools/adder.json", "catalog.json", "llms.txt", "mcp-tools.json", "tools/index.md"):
+        assert "now faster" in (docs / path).read_text(encoding="utf-8"), path
+
+
 # -- 2. the Markdown layer: CommonMark readers and template layers -------------------------------------
 
 HOSTILE_BODY = """\

@@ -270,7 +270,7 @@ def _markdown(args: argparse.Namespace) -> int:
                                   "pass -o DIR to write there")
     folder = docsdir.Folder.open(docs)
     # What the last run wrote and nobody changed since: ours to replace, never the site's own pages.
-    ours = {path for path in folder.record if folder.generated(path)}
+    ours = {path for path in folder.record if folder.replaceable(path)}
     build = _prepare(args, workspace, project, docs, not_users=ours)
     if build.options.run_examples and not args.no_run:
         print(_stats_line(pipeline.check(build, results=args.results)), file=sys.stderr)

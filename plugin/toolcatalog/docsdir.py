@@ -8,11 +8,11 @@ a folder link (`docs/tools -> /home/user`) and the record of what an earlier run
   descriptor with `O_NOFOLLOW` (a link, wherever it is, is refused), files are written to a
   temporary name and renamed in the same folder, and only regular files are read or removed.
 - The record is a claim, never proof. It maps each path written to the SHA-256 of the bytes
-  written, and a file counts as generated (`Folder.generated`: replaceable by a new run, or
-  removable when no longer generated) only when it still has that digest *and* its content
-  carries the generated-file mark of its kind (`marked`). A planted record that lists the
-  site's own pages names files that carry no mark, so they are kept; and a generated file that
-  someone edited since is kept too.
+  written. A new run writes over a file only while it still has that digest, and over a page
+  only when it also carries the page mark (`replaceable`); it deletes a file that is no longer
+  generated only when it has that digest and carries its kind's mark, which only pages and
+  tool files have (`removable`, `marked`). A planted record that lists the site's own pages
+  names files without the mark, so they are kept; a generated file someone edited is kept too.
 """
 
 from __future__ import annotations
@@ -132,14 +132,24 @@ class Folder:
             os.close(fd)
         return "link" if stat.S_ISLNK(info.st_mode) else "file"
 
-    def generated(self, path: str) -> bool:
-        """Whether the file at `path` is one this tool wrote and nobody changed since: the record
-        names its current digest and it carries its kind's mark."""
+    def _claimed(self, path: str) -> bytes | None:
+        """The file's bytes when the record names their digest (it is as this tool wrote it), else None."""
         claimed = self.record.get(path)
-        if claimed is None:
-            return False
-        data = self.read(path)
-        return data is not None and _digest(data) == claimed and marked(path, data)
+        data = self.read(path) if claimed is not None else None
+        return data if data is not None and _digest(data) == claimed else None
+
+    def replaceable(self, path: str) -> bool:
+        """Whether a new run may write over the file at `path`: the record names its current
+        digest, and a page also carries the page mark (a page of the site's own at a generated
+        page's path is the site's, whatever the record says)."""
+        data = self._claimed(path)
+        return data is not None and (not path.endswith(".md") or marked(path, data))
+
+    def removable(self, path: str) -> bool:
+        """Whether the file at `path` may be deleted once no longer generated: the record names
+        its current digest and it carries its kind's mark (only pages and tool files have one)."""
+        data = self._claimed(path)
+        return data is not None and marked(path, data)
 
     def write(self, path: str, text: str) -> str:
         """Write `text` at `path` (creating folders, never through a link), atomically. Returns its digest."""
@@ -174,8 +184,8 @@ class Folder:
         return _digest(data)
 
     def remove(self, path: str) -> bool:
-        """Delete the file at `path` if it is `generated`, and the folders it leaves empty."""
-        if not self.generated(path):
+        """Delete the file at `path` if it is `removable`, and the folders it leaves empty."""
+        if not self.removable(path):
             return False
         parts = _parts(path)
         assert parts is not None
