@@ -93,17 +93,11 @@ def _page(title: str, html: str, url: str) -> str:
     return f"---\ntitle: {json.dumps(_no_template(title), ensure_ascii=False)}\n---\n\n{markdown_safe(block)}\n"
 
 
-# One token of the HTML the renderer makes: a comment, a tag (quoted attribute values may hold
-# `>`: nh3 does not escape it there), or text up to the next `<`.
-_TOKEN = re.compile(
-    r"""(?P<comment><!--.*?(?:-->|\Z))"""
-    r"""|(?P<tag></?(?P<name>[A-Za-z][A-Za-z0-9-]*)(?:[^>"']|"[^"]*"|'[^']*')*>)"""
-    r"""|(?P<text>[^<]+|<)""",
-    re.S,
-)
+_TAG_NAME = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)")
+_TAG_PART = re.compile(r"""[^>"']*""")  # up to the tag's end or the next quoted value
 _QUOTED = re.compile(r"""("[^"]*"|'[^']*')""")
 _BLANK_NEXT = re.compile(r"\n(?=[ \t]*\n)")  # a newline whose next line is blank
-_RAW_TEXT = frozenset({"script", "style"})  # no character references inside: the text is code
+_RAW_TEXT = {"script": re.compile(r"</script", re.I), "style": re.compile(r"</style", re.I)}  # code inside: no references
 
 
 def markdown_safe(html: str) -> str:
@@ -114,27 +108,55 @@ def markdown_safe(html: str) -> str:
     every `{` becomes `&#123;`; between a tag's attributes such a newline becomes a space; line
     ends are LF (a CR is a line end to CommonMark too, and HTML reads it as LF). Inside
     `<script>` and `<style>`, whose text is code (only a template override puts any there: the
-    renderer never does, and manifest text is escaped or sanitized), blank lines are dropped."""
+    renderer never does, and manifest text is escaped or sanitized), blank lines are dropped.
+    One pass, each character looked at a bounded number of times: a tag left open (which the
+    renderer never writes) makes the rest text, so no input takes more than linear time."""
     html = html.replace("\r\n", "\n").replace("\r", "\n")
     out: list[str] = []
-    at = 0
-    while at < len(html):
-        token = _TOKEN.match(html, at)
-        assert token is not None  # the last alternative matches any character
-        at = token.end()
-        if token.group("text") is not None:
-            out.append(_text(token.group("text")) if token.group("text") != "<" else "&lt;")
-        elif token.group("comment") is not None:
-            out.append(_no_template(_BLANK_NEXT.sub(" ", token.group("comment"))))
-        else:
-            out.append(_tag(token.group("tag")))
-            name = token.group("name").lower()
-            if name in _RAW_TEXT and not token.group("tag").startswith("</"):
-                end = html.lower().find("</" + name, at)
-                end = len(html) if end < 0 else end
-                out.append(re.sub(r"\n[ \t]*(?=\n)", "", html[at:end]))
-                at = end
+    at, size = 0, len(html)
+    while at < size:
+        lt = html.find("<", at)
+        if lt < 0:
+            out.append(_text(html[at:]))
+            break
+        out.append(_text(html[at:lt]))
+        if html.startswith("<!--", lt):
+            close = html.find("-->", lt + 4)
+            at = size if close < 0 else close + 3
+            out.append(_no_template(_BLANK_NEXT.sub(" ", html[lt:at])))
+            continue
+        name = _TAG_NAME.match(html, lt)
+        end = _tag_end(html, name.end()) if name else None
+        if name is None or end is None:  # a `<` that starts no tag (or one never closed): text
+            rest = lt + 1 if name is None else size
+            out.append("&lt;" + _text(html[lt + 1:rest].replace("<", "&lt;")))
+            at = rest
+            continue
+        tag = html[lt:end]
+        out.append(_tag(tag))
+        at = end
+        raw = _RAW_TEXT.get(name.group(1).lower())
+        if raw is not None and not tag.startswith("</"):
+            found = raw.search(html, at)
+            close = size if found is None else found.start()
+            out.append(re.sub(r"\n[ \t]*(?=\n)", "", html[at:close]))
+            at = close
     return "".join(out)
+
+
+def _tag_end(html: str, at: int) -> int | None:
+    """Where the tag whose attributes start at `at` ends (after its `>`), quoted values (which may
+    hold `>`: nh3 does not escape it there) skipped; None when it never ends."""
+    while True:
+        at = _TAG_PART.match(html, at).end()
+        if at >= len(html):
+            return None
+        if html[at] == ">":
+            return at + 1
+        close = html.find(html[at], at + 1)  # the quote that closes this value
+        if close < 0:
+            return None
+        at = close + 1
 
 
 def _no_template(text: str) -> str:
