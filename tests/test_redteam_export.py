@@ -243,7 +243,7 @@ class _Events(html.parser.HTMLParser):
 
 def events(text: str) -> list[tuple]:
     parser = _Events()
-    parser.feed(text.replace("\r\n", "\n").replace("\r", "\n"))  # as HTML reads line ends
+    parser.feed(text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd"))  # as HTML reads line ends and NUL
     parser.close()
     return parser.events
 
@@ -271,6 +271,8 @@ def test_fuzz_the_markdown_export_stays_one_inert_block(tmp_path_factory: pytest
     # The same page for a browser: `markdown_safe` changes how the HTML is written, never what it says.
     for raw in (f"<pre>{html.escape(text)}</pre>", f'<p title="{html.escape(description)}">{html.escape(name)}</p>'):
         assert events(markdown_safe(raw)) == events(raw)
+    # And whatever it is given, well-formed or not, it leaves no blank line, in linear time.
+    assert not re.search(r"\n[ \t]*\n", markdown_safe(name + description + text))
 
 
 # -- 3. ids in llms.txt -----------------------------------------------------------------------------------

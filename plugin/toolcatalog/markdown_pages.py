@@ -106,12 +106,13 @@ def markdown_safe(html: str) -> str:
 
     In text and attribute values a newline that would start a blank line becomes `&#10;` and
     every `{` becomes `&#123;`; between a tag's attributes such a newline becomes a space; line
-    ends are LF (a CR is a line end to CommonMark too, and HTML reads it as LF). Inside
+    ends are LF (a CR is a line end to CommonMark too, and HTML reads it as LF), NUL is U+FFFD. Inside
     `<script>` and `<style>`, whose text is code (only a template override puts any there: the
     renderer never does, and manifest text is escaped or sanitized), blank lines are dropped.
     One pass, each character looked at a bounded number of times: a tag left open (which the
     renderer never writes) makes the rest text, so no input takes more than linear time."""
-    html = html.replace("\r\n", "\n").replace("\r", "\n")
+    # CommonMark reads NUL as U+FFFD, HTML drops or replaces it: written as U+FFFD, both read the same.
+    html = html.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
     out: list[str] = []
     at, size = 0, len(html)
     while at < size:
