@@ -21,6 +21,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import secrets
 import stat
 from dataclasses import dataclass, field
@@ -31,7 +32,8 @@ __all__ = ["Folder", "FolderError", "RECORD", "marked"]
 RECORD = ".toolcatalog-generated.json"  # in the docs folder; generators skip dot files
 GENERATOR = "mkdocs-toolcatalog"
 PAGE_MARK = '\n---\n\n<div class="toolcatalog-page">\n'  # after a generated page's front matter
-TOOL_JSON_MARK = "#/$defs/tool"  # the end of a generated tool file's `$schema`
+TOOL_JSON_MARK = "#/$defs/tool"  # the end of a generated tool file's `$schema`, its first key
+_TOOL_FILE = re.compile(rb'\{\s*"\$schema": "[^"\\]*catalog[^"\\]*' + re.escape(TOOL_JSON_MARK.encode()) + rb'"')
 MAX_READ = 64 * 1024 * 1024  # a generated file is never larger; a larger one is not ours
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -49,13 +51,8 @@ def marked(path: str, data: bytes) -> bool:
     only at the paths this run writes, and never removed."""
     if path.endswith(".md"):
         return data.startswith(b"---\ntitle: ") and PAGE_MARK.encode() in data[:4096]
-    if path.endswith(".json"):
-        try:
-            value = json.loads(data)
-        except ValueError:
-            return False
-        schema = value.get("$schema") if isinstance(value, dict) else None
-        return isinstance(schema, str) and schema.endswith(TOOL_JSON_MARK) and "catalog" in schema
+    if path.endswith(".json"):  # read as text, never parsed: a planted file may nest without end
+        return _TOOL_FILE.match(data) is not None
     return False
 
 
