@@ -310,18 +310,40 @@ def folder_chain(root: Path, depth: int) -> Path:
     return here
 
 
+def remove_tree(top: Path) -> None:
+    """`shutil.rmtree` without recursion: it (and so pytest's clean-up of old temporary folders,
+    for every later session on the machine) fails on a 1,100-level chain."""
+    order, stack = [], [str(top)]
+    while stack:
+        folder = stack.pop()
+        order.append(folder)
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                else:
+                    os.unlink(entry.path)
+    for folder in reversed(order):
+        os.rmdir(folder)
+
+
 def test_a_1100_level_folder_chain_is_reported_and_harvest_goes_on(tmp_path: Path) -> None:
     root = plain_project(tmp_path)
-    folder_chain(root / "vendor", 1100)
-    folder_chain(root / "docs/deep", 1100)  # the docs folder's own pages are walked too
-    result = toolcatalog("validate", str(root))
-    assert result.returncode == 0, result.stderr
-    assert "vendor/d/d/" in result.stdout
-    assert "folders nest more than 64 levels below the folder searched" in result.stdout
-    assert "1 tool, 0 invalid" in result.stdout
-    result = toolcatalog("markdown", str(root), "--no-run")
-    assert result.returncode == 0, result.stderr
-    assert (root / "docs/tools/adder.md").is_file()
+    try:
+        folder_chain(root / "vendor", 1100)
+        folder_chain(root / "docs/deep", 1100)  # the docs folder's own pages are walked too
+        result = toolcatalog("validate", str(root))
+        assert result.returncode == 0, result.stderr
+        assert "vendor/d/d/" in result.stdout
+        assert "folders nest more than 64 levels below the folder searched" in result.stdout
+        assert "1 tool, 0 invalid" in result.stdout
+        result = toolcatalog("markdown", str(root), "--no-run")
+        assert result.returncode == 0, result.stderr
+        assert (root / "docs/tools/adder.md").is_file()
+    finally:
+        for top in (root / "vendor", root / "docs/deep"):
+            if top.is_dir():
+                remove_tree(top)
 
 
 def test_a_manifest_at_the_depth_limit_is_still_found(tmp_path: Path) -> None:
