@@ -53,10 +53,11 @@ def raw_block(markdown_page: str) -> str:
 
 
 def tool_block(html: str) -> str:
-    """A tool's content as the renderer made it."""
+    """A tool's content as the renderer made it, with the two character references the export
+    writes for the Markdown layer (`&#123;` for `{`, `&#10;` for a newline) read as a browser does."""
     start = html.index('<div class="toolcatalog tc-tool"')
     end = html.index("</div>", html.index('<p class="tc-source">', start))
-    return html[start:end]
+    return html[start:end].replace("&#123;", "{").replace("&#10;", "\n")
 
 
 class _Links(html.parser.HTMLParser):

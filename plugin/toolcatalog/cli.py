@@ -18,18 +18,17 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
-from . import catalogdiff, outputs, pipeline, sealing, verify
+from . import catalogdiff, docsdir, outputs, pipeline, sealing, verify
 from .report import diagnostic_line, nothing_found, plain, printable, reason
 from ._version import __version__
 from .conformance import resultsfile, shards
 from .discover import DiscoveryError
-from .files import write_atomic
+from .files import is_inside
 from .links import source_links
 from .mkdocs_yml import ConfigFileError, Project, find_config_file, plugin_options
 from .model import ERROR, Catalog
@@ -39,6 +38,7 @@ from .outputs import catalog_json
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # what a shell reports for a command stopped by Ctrl-C
+REVIEW_WARNINGS = frozenset({"id-lookalike", "id-mixed-script"})  # shown by `check` too, though not errors
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -262,22 +262,31 @@ def _export(args: argparse.Namespace) -> int:
         pipeline.check(build, results=args.results)
         print(_stats_line(build), file=sys.stderr)
     files = build.outputs()
-    written = outputs.write(files, Path(args.output))
-    print(printable(f"wrote {len(written)} files to {args.output}"), file=sys.stderr)
+    folder, written, problems = docsdir.Folder(Path(args.output)), 0, 0
+    for path, text in files.items():  # never through a link below the folder (it may be inside the checkout)
+        try:
+            folder.write(path, text)
+            written += 1
+        except (docsdir.FolderError, OSError) as exc:
+            problems += 1
+            print(printable(f"toolcatalog: {path} not written: {exc}"), file=sys.stderr)
+    print(printable(f"wrote {written} files to {args.output}"), file=sys.stderr)
     failing = pipeline.failing(build)
     for tool in failing:
         print(printable(f"toolcatalog: {tool.id}: status {tool.status.value} is listed in `fail_on`"), file=sys.stderr)
-    return EXIT_PROBLEMS if failing else EXIT_OK
-
-
-GENERATED_RECORD = ".toolcatalog-generated.json"  # in the docs folder; generators skip dot files
+    return EXIT_PROBLEMS if failing or problems else EXIT_OK
 
 
 def _markdown(args: argparse.Namespace) -> int:
     workspace, project = _read_project(args)
     docs = Path(args.docs_dir) if args.docs_dir else project.docs_dir or workspace / "docs"
-    previous = _generated(docs)  # what the last run wrote: ours to replace, never the site's own pages
-    build = _prepare(args, workspace, project, docs, not_users=previous)
+    if not args.docs_dir and not is_inside(docs, workspace):  # the config file is the repository's: so is its docs_dir
+        raise outputs.ExportError(f"the docs folder {str(docs)!r} is outside the workspace (through `docs_dir` or a link); "
+                                  "pass -o DIR to write there")
+    folder = docsdir.Folder.open(docs)
+    # What the last run wrote and nobody changed since: ours to replace, never the site's own pages.
+    ours = {path for path in folder.record if folder.replaceable(path)}
+    build = _prepare(args, workspace, project, docs, not_users=ours)
     if build.options.run_examples and not args.no_run:
         pipeline.check(build, results=args.results)
         print(_stats_line(build), file=sys.stderr)
@@ -288,45 +297,38 @@ def _markdown(args: argparse.Namespace) -> int:
         if path in files:
             raise outputs.ExportError(f"a page and an output for agents are both {path!r}; change `page_dir` or the file options")
         files[path] = text
+    problems = 0
     for path in sorted(files):
-        if path not in previous and docs.joinpath(*path.split("/")).exists():
-            print(printable(f"toolcatalog: {path} exists in {docs} and was not written by toolcatalog; it is kept"), file=sys.stderr)
+        obstacle = None if path in ours else folder.obstacle(path)
+        if obstacle == "link":  # never written through: the repository put a link where the export writes
+            problems += 1
+            print(printable(f"toolcatalog: {path} not written: a link in {docs} is on its way; links are never "
+                            "followed"), file=sys.stderr)
             del files[path]
-    written = outputs.write(files, docs)
-    for path in sorted(previous - set(files)):  # pages of tools that are gone
-        _remove(docs, path)
-    write_atomic(docs / GENERATED_RECORD, json.dumps({"generator": "mkdocs-toolcatalog", "files": sorted(files)}, indent=1) + "\n")
+        elif obstacle == "file" and folder.read(path) != files[path].encode("utf-8"):
+            print(printable(f"toolcatalog: {path} exists in {docs} and was not written by toolcatalog "
+                            "(or was changed since); it is kept"), file=sys.stderr)
+            del files[path]
+    written: dict[str, str] = {}
+    for path, text in files.items():
+        try:
+            written[path] = folder.write(path, text)
+        except (docsdir.FolderError, OSError) as exc:
+            problems += 1
+            print(printable(f"toolcatalog: {path} not written: {exc}"), file=sys.stderr)
+    kept = [path for path in sorted(set(folder.record) - set(files))  # pages of tools that are gone
+            if not folder.remove(path) and folder.obstacle(path)]
+    for path in kept[:10]:  # a planted record can list any number: a few named, the rest counted
+        print(printable(f"toolcatalog: {path} is no longer generated but is kept: it is not a file this tool "
+                        "wrote, unchanged, with its mark (see `toolcatalog markdown` in the docs)"), file=sys.stderr)
+    if len(kept) > 10:
+        print(f"toolcatalog: and {len(kept) - 10} more files the record names are kept", file=sys.stderr)
+    folder.save_record(written)
     print(printable(f"wrote {len(written)} files to {docs}"), file=sys.stderr)
     failing = pipeline.failing(build)
     for tool in failing:
         print(printable(f"toolcatalog: {tool.id}: status {tool.status.value} is listed in `fail_on`"), file=sys.stderr)
-    return EXIT_PROBLEMS if failing else EXIT_OK
-
-
-def _generated(docs: Path) -> set[str]:
-    """The docs paths the last `toolcatalog markdown` wrote into `docs` (none when unknown)."""
-    try:
-        data = json.loads((docs / GENERATED_RECORD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return set()
-    files = data.get("files") if isinstance(data, dict) else None
-    if not isinstance(files, list):
-        return set()
-    return {f for f in files if isinstance(f, str) and f and not f.startswith("/") and ".." not in f.split("/")}
-
-
-def _remove(docs: Path, path: str) -> None:
-    """Delete a file written last time (and the folders it leaves empty), inside `docs` only."""
-    target = docs.joinpath(*path.split("/"))
-    if target.is_file() and not target.is_symlink():
-        target.unlink()
-    folder = target.parent
-    while folder != docs and docs in folder.parents:
-        try:
-            folder.rmdir()
-        except OSError:
-            break
-        folder = folder.parent
+    return EXIT_PROBLEMS if failing or problems else EXIT_OK
 
 
 def _diff(args: argparse.Namespace) -> int:
@@ -369,9 +371,9 @@ def _table(catalog: Catalog) -> None:
             if check.status in (CheckStatus.FAILED, CheckStatus.ERROR):
                 flag = " (error)" if check.status == CheckStatus.ERROR else ""
                 out.write(printable(f"{'':<{width}}    check {check.id}{flag}: ") + plain(check.detail) + "\n")
-        for diagnostic in tool.diagnostics:
-            if diagnostic.severity == ERROR:
-                out.write(f"{'':<{width}}    {diagnostic_line(diagnostic)}\n")
+        for diagnostic in tool.diagnostics:  # and the warnings a reviewer must see: ids that imitate others
+            if diagnostic.severity == ERROR or diagnostic.code in REVIEW_WARNINGS:
+                out.write(f"{'':<{width}}    {diagnostic_line(diagnostic, severity=diagnostic.severity != ERROR)}\n")
 
 
 def _report(catalog: Catalog) -> None:

@@ -6,7 +6,9 @@ places: `.agent/tools/<name>/TOOL.md` (speccify), `.tools/**/TOOL.md` (AIP-14),
 `smart-tool.json` / `SMART_TOOL.md` anywhere (smart tools). A folder named in
 `paths` is searched for every manifest file name at any depth: the user said
 that is where manifests live. Symlinks are followed only while they stay inside
-the folder being searched, and each real folder is visited once.
+the folder being searched, and each real folder is visited once. The walk keeps its own
+stack (no recursion, so no folder chain can exhaust Python's), and stops `MAX_DEPTH`
+folders below the folder searched, saying where (`folder-too-deep`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from pathlib import Path
 import pathspec
 
 from .model import WARNING, Diagnostic
+
+# No manifest convention nests anywhere near this deep; a chain that does is not searched further.
+MAX_DEPTH = 64
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".cache", ".tox", ".mypy_cache"})
 
@@ -117,17 +122,38 @@ def discover(
     return result
 
 
+def _entries(folder: str) -> tuple[list[str], list[str]]:
+    """A folder's sub-folder names (links to folders included, as `os.walk(followlinks=True)`
+    counts them) and other entry names, sorted; nothing when it cannot be listed."""
+    dirs, files = [], []
+    try:
+        with os.scandir(folder) as it:
+            for entry in it:
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                (dirs if is_dir else files).append(entry.name)
+    except OSError:
+        pass
+    return sorted(dirs), sorted(files)
+
+
 def _walk(root: Path, workspace: Path, spec: pathspec.PathSpec, skip_real: set[str], result: Discovery, conventional: bool) -> None:
+    """Every manifest below `root`, folder by folder in the order `os.walk` would give them, from
+    an explicit stack."""
     real_root = os.path.realpath(root)
     visited: set[str] = set()
-    for current, dirs, files in os.walk(root, followlinks=True):
+    stack: list[tuple[str, int]] = [(str(root), 0)]
+    while stack:
+        current, depth = stack.pop()
         real_current = os.path.realpath(current)
         if real_current in visited:
-            dirs[:] = []
             continue
         visited.add(real_current)
+        dirs, files = _entries(current)
         keep = []
-        for name in sorted(dirs):
+        for name in dirs:
             full = Path(current, name)
             if name in SKIP_DIRS or os.path.realpath(full) in skip_real:
                 continue
@@ -139,8 +165,13 @@ def _walk(root: Path, workspace: Path, spec: pathspec.PathSpec, skip_real: set[s
             if spec.match_file(relative(full, workspace) + "/"):
                 continue
             keep.append(name)
-        dirs[:] = keep
-        for name in sorted(files):
+        if keep and depth >= MAX_DEPTH:
+            result.diagnostics.append(Diagnostic(
+                WARNING, f"folders nest more than {MAX_DEPTH} levels below the folder searched; the {len(keep)} "
+                "folder(s) in here were not searched", relative(Path(current), workspace), None, "folder-too-deep"))
+            keep = []
+        stack.extend((os.path.join(current, name), depth + 1) for name in reversed(keep))
+        for name in files:
             if name not in MANIFEST_NAMES:
                 continue
             full = Path(current, name)

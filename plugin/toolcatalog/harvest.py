@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Callable
 
 from .discover import DRIVER_MD, SMART_TOOL_JSON, SMART_TOOL_MD, TOOL_MD, Found, discover, relative
+from . import lookalike
 from .formats import aip14, aip30, common, link, smarttool, speccify
 from . import sealing
-from .model import ERROR, Catalog, Diagnostic, Driver, SearchScope, Tool
+from .model import ERROR, WARNING, Catalog, Diagnostic, Driver, SearchScope, Tool
 from .statuses import Status
 from .options import Options
 from .parsecache import ParseCache
@@ -77,12 +78,40 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
             catalog.diagnostics.extend(d for d in driver.diagnostics if d.severity == ERROR)
     catalog.tools.sort(key=lambda t: (t.id, t.source))
     catalog.drivers.sort(key=lambda d: (d.id, d.source))
+    _lookalike_ids(catalog)
     for tool in catalog.tools:
         tool.status = Status.INVALID if not tool.valid else Status.NOT_RUN
         tool.status_detail = NOT_CHECKED if tool.valid else ""
         for example in tool.examples:
             example.detail = NOT_CHECKED
     return catalog
+
+
+def _lookalike_ids(catalog: Catalog) -> None:
+    """Flag, for reviewers, ids that can pass for another: one that mixes scripts, and ids that
+    differ but look the same (`lookalike.skeleton`). Warnings: a lookalike may be innocent, and
+    an id outside a format's ASCII rule is an error there already."""
+    groups: dict[str, list[Tool]] = {}
+    for tool in catalog.tools:
+        scripts = lookalike.mixed_scripts(tool.id)
+        if scripts:
+            tool.warning(f"the id {lookalike.shown(tool.id)} mixes scripts ({', '.join(s.title() for s in scripts)}): "
+                         f"{lookalike.differences(tool.id)}; it can pass for an id it is not", tool.id_line, "id-mixed-script")
+        groups.setdefault(lookalike.skeleton(tool.id), []).append(tool)
+    for group in groups.values():
+        ids = sorted({t.id for t in group})
+        if len(ids) < 2:
+            continue
+        sources = ", ".join(f"{lookalike.shown(t.id)} in {t.source}" for t in group[:5]) + (" and more" if len(group) > 5 else "")
+        catalog.diagnostics.append(Diagnostic(WARNING, f"{len(ids)} different ids look alike: {sources}", group[0].source,
+                                              group[0].id_line, "id-lookalike"))
+        for tool in group:
+            others = [t for t in group if t.id != tool.id]  # one named, the rest counted: never N² text
+            more = f" and {len(others) - 1} more" if len(others) > 1 else ""
+            odd = lookalike.differences(tool.id + others[0].id)
+            tool.warning(f"the id {lookalike.shown(tool.id)} looks like {lookalike.shown(others[0].id)} of {others[0].source}{more}"
+                         + (f" (characters outside ASCII: {odd})" if odd else "") + "; make sure it is the tool it seems",
+                         tool.id_line, "id-lookalike")
 
 
 def _parse_cache(workspace: Path, options: Options, catalog: Catalog) -> ParseCache:

@@ -11,12 +11,21 @@ renderer and templates as the plugin's pages (so verdicts, badges, schema tables
 example results are the same). Python-Markdown passes such a block through untouched.
 Links inside it are written relative to the URL the generator gives the page
 (`directory_urls` as in MkDocs), since no generator rewrites links inside raw HTML.
+
+The block holds manifest text, so it is written for the layers a generator may run before
+the HTML (`markdown_safe`): a CommonMark reader ends a raw HTML block at the first blank line
+and reads the rest as Markdown, so no line of the block is blank (a newline that would start
+one is written `&#10;`, the same character to a browser); and a template layer (mkdocs-macros,
+Zensical's markdown-macros, Jekyll's Liquid) evaluates `{{ }}`, `{% %}` and `{# #}` anywhere in
+a page, so every `{` is written `&#123;`. Both are character references, which HTML decodes
+in text and in attribute values, so the page reads exactly as before.
 """
 
 from __future__ import annotations
 
 import json
 import posixpath
+import re
 from pathlib import Path
 from typing import Iterable
 
@@ -27,7 +36,7 @@ from .model import Catalog
 from .placement import Placement, page_url
 from .render import CSS_PATH, INDEX_TITLE, JS_PATH, Renderer, templates_dir
 
-__all__ = ["relative_url", "render"]
+__all__ = ["markdown_safe", "relative_url", "render"]
 
 
 def relative_url(target: str, page: str) -> str:
@@ -75,12 +84,98 @@ def _page(title: str, html: str, url: str) -> str:
     """A Markdown page: its title (already escaped: themes put it into <title> and the nav
     unescaped) and one raw HTML block that loads the stylesheet and the script itself."""
     css, js = relative_url(CSS_PATH, url), relative_url(JS_PATH, url)
-    return (
-        f"---\ntitle: {json.dumps(title, ensure_ascii=False)}\n---\n\n"
+    block = (
         f'<div class="toolcatalog-page">\n<link rel="stylesheet" href="{escape(css)}">\n'
         f"{html.strip()}\n"
-        f'<script src="{escape(js)}"></script>\n</div>\n'
+        f'<script src="{escape(js)}"></script>\n</div>'
     )
+    # The title is HTML already (see above): the same references keep a template layer off it.
+    return f"---\ntitle: {json.dumps(_no_template(title), ensure_ascii=False)}\n---\n\n{markdown_safe(block)}\n"
+
+
+_TAG_NAME = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)")
+_TAG_PART = re.compile(r"""[^>"']*""")  # up to the tag's end or the next quoted value
+_QUOTED = re.compile(r"""("[^"]*"|'[^']*')""")
+_BLANK_NEXT = re.compile(r"\n(?=[ \t]*\n)")  # a newline whose next line is blank
+_RAW_TEXT = {"script": re.compile(r"</script", re.I), "style": re.compile(r"</style", re.I)}  # code inside: no references
+
+
+def markdown_safe(html: str) -> str:
+    """`html` as the same HTML that stays one raw HTML block for every Markdown reader and that no
+    template layer evaluates: no blank line (CommonMark's end of a raw block), no `{`.
+
+    In text and attribute values a newline that would start a blank line becomes `&#10;` and
+    every `{` becomes `&#123;`; between a tag's attributes such a newline becomes a space; line
+    ends are LF (a CR is a line end to CommonMark too, and HTML reads it as LF), NUL is U+FFFD. Inside
+    `<script>` and `<style>`, whose text is code (only a template override puts any there: the
+    renderer never does, and manifest text is escaped or sanitized), blank lines are dropped.
+    One pass, each character looked at a bounded number of times: a tag left open (which the
+    renderer never writes) makes the rest text, so no input takes more than linear time."""
+    # CommonMark reads NUL as U+FFFD, HTML drops or replaces it: written as U+FFFD, both read the same.
+    html = html.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    out: list[str] = []
+    at, size = 0, len(html)
+    while at < size:
+        lt = html.find("<", at)
+        if lt < 0:
+            out.append(_text(html[at:]))
+            break
+        out.append(_text(html[at:lt]))
+        if html.startswith("<!--", lt):
+            close = html.find("-->", lt + 4)
+            at = size if close < 0 else close + 3
+            out.append(_no_template(_BLANK_NEXT.sub(" ", html[lt:at])))
+            continue
+        name = _TAG_NAME.match(html, lt)
+        end = _tag_end(html, name.end()) if name else None
+        if name is None or end is None:  # a `<` that starts no tag (or one never closed): text
+            rest = lt + 1 if name is None else size
+            out.append("&lt;" + _text(html[lt + 1:rest].replace("<", "&lt;")))
+            at = rest
+            continue
+        tag = html[lt:end]
+        out.append(_tag(tag))
+        at = end
+        raw = _RAW_TEXT.get(name.group(1).lower())
+        if raw is not None and not tag.startswith("</"):
+            found = raw.search(html, at)
+            close = size if found is None else found.start()
+            out.append(re.sub(r"\n[ \t]*(?=\n)", "", html[at:close]))
+            at = close
+    return "".join(out)
+
+
+def _tag_end(html: str, at: int) -> int | None:
+    """Where the tag whose attributes start at `at` ends (after its `>`), quoted values (which may
+    hold `>`: nh3 does not escape it there) skipped; None when it never ends."""
+    while True:
+        at = _TAG_PART.match(html, at).end()
+        if at >= len(html):
+            return None
+        if html[at] == ">":
+            return at + 1
+        close = html.find(html[at], at + 1)  # the quote that closes this value
+        if close < 0:
+            return None
+        at = close + 1
+
+
+def _no_template(text: str) -> str:
+    return text.replace("{", "&#123;")
+
+
+def _text(text: str) -> str:
+    return _BLANK_NEXT.sub("&#10;", _no_template(text))
+
+
+def _tag(tag: str) -> str:
+    """A tag with its quoted values written as `_text` writes text (every newline in them as
+    `&#10;`, which keeps the tag on lines that are never blank) and blank lines between
+    attributes closed up."""
+    parts = _QUOTED.split(tag)
+    for i, part in enumerate(parts):
+        parts[i] = _no_template(part).replace("\n", "&#10;") if i % 2 else _no_template(_BLANK_NEXT.sub(" ", part))
+    return "".join(parts)
 
 
 def _asset(path: str, template_dirs: list[Path]) -> str:

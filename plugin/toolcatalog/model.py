@@ -285,6 +285,7 @@ class Tool:
     abs_path: Path
     version: str | None = None
     description: str = ""
+    id_line: int | None = None  # the manifest line that gives the id, when one does
     body: str = ""
     body_line: int = 1
     inputs: Any = None

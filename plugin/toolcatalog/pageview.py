@@ -120,6 +120,7 @@ JUDGING_RULES = {
 
 _GROUP_TITLES = {
     "duplicate-id": "Ids used by more than one manifest",
+    "id-lookalike": "Ids that look like another tool's",
     "driver-orphan": "Drivers that implement no tool here",
     "driver-unresolved": "Driver references that name no tool",
     "symlink-outside": "Symlinks that leave the searched folder",

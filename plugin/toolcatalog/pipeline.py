@@ -23,6 +23,7 @@ from typing import Iterable
 
 from . import markdown_pages, outputs, sealing
 from .conformance import engine, resultsfile
+from .discover import MAX_DEPTH
 from .harvest import harvest
 from .links import SourceLink
 from .model import Catalog, Diagnostic, Note, Tool
@@ -164,9 +165,27 @@ def user_pages(docs_dir: Path) -> list[str]:
     found: list[str] = []
     if not docs_dir.is_dir():
         return found
-    for current, dirs, files in os.walk(docs_dir):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if name.endswith((".md", ".markdown")) and not name.startswith("."):
-                found.append(Path(current, name).relative_to(docs_dir).as_posix())
+    # From an explicit stack, never recursion: the docs folder is the repository's, and so is how
+    # deep its folders go (as in `discover`). Links to folders are not followed, as os.walk does not.
+    stack = [""]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(docs_dir / folder if folder else docs_dir) as it:
+                entries = sorted((e.name, _is_folder(e), e.is_symlink()) for e in it)
+        except OSError:
+            continue
+        for name, is_dir, _ in entries:
+            if not is_dir and name.endswith((".md", ".markdown")) and not name.startswith("."):
+                found.append(f"{folder}/{name}" if folder else name)
+        if folder.count("/") < MAX_DEPTH:
+            stack.extend(f"{folder}/{name}" if folder else name
+                         for name, is_dir, is_link in reversed(entries) if is_dir and not is_link and not name.startswith("."))
     return found
+
+
+def _is_folder(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False

@@ -69,6 +69,7 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Any = None, diagnos
 
     if isinstance(data.get("id"), str):
         tool.id = data["id"]
+        tool.id_line = manifest.line(("id",))
     if isinstance(data.get("name"), str):
         tool.name = data["name"]
     if isinstance(data.get("version"), str):

@@ -348,6 +348,7 @@ def _parse_manifest(tool: Tool, path: Path, root: Path, max_bytes: int, found: _
 
     if isinstance(data.get("name"), str):
         tool.id = tool.name = data["name"]
+        tool.id_line = manifest.line(("name",))
     if isinstance(data.get("version"), str):
         tool.version = data["version"]
     elif isinstance(data.get("version"), (int, float)) and not isinstance(data.get("version"), bool):

@@ -130,7 +130,7 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Manifest | None = N
         common.schema_type_error(sink, manifest, "name", name)
     else:
         tool.id = tool.name = name
-        line = manifest.line(("name",))
+        line = tool.id_line = manifest.line(("name",))
         if len(name) > 64:
             sink.error(f"`name` is {len(name)} characters long; at most 64 are allowed", line, "name")
         if not NAME.match(name):

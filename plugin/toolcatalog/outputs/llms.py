@@ -8,6 +8,8 @@ that reads only llms.txt can still check what it fetches (`toolcatalog verify` d
 from __future__ import annotations
 
 import posixpath
+import re
+import unicodedata
 from typing import Any
 
 from ..model import Catalog, Tool
@@ -19,10 +21,27 @@ from .site import Site, reference
 SUMMARY_LIMIT = 240
 
 
+def _visible(text: str) -> str:
+    """`text` on one line, with the characters a reader cannot see (controls, bidirectional
+    overrides, zero-width and other format characters) written as `\\uXXXX`."""
+    line = " ".join(str(text).split())
+    return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") else ch for ch in line)
+
+
 def _md_text(text: str) -> str:
     """One line of Markdown-safe text (no line breaks, no link syntax)."""
-    line = " ".join(str(text).split())
+    line = _visible(text)
     return line.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]").replace("<", "\\<")
+
+
+def _md_code(text: str) -> str:
+    """`text` as one Markdown code span, whatever it holds: on one line (a line break could end
+    the list item, a blank line the list), fenced by more backticks than any run inside it, so
+    nothing in it is read as Markdown or HTML. An invalid tool's id can be any text at all."""
+    value = _visible(text)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", value)), default=0) + 1)
+    pad = " " if not value or value[0] == "`" or value[-1] == "`" else ""
+    return f"{fence}{pad}{value}{pad}{fence}"
 
 
 def _md_url(url: str) -> str:
@@ -81,7 +100,7 @@ def llms_txt(catalog: Catalog, options: Options, site: Site, document: dict[str,
         description = one_line(tool.description)
         if description:
             text += f": {_md_text(description)}"
-        extra = [f"`{tool.id}`" if "`" not in tool.id else _md_text(tool.id), tool.format, note]
+        extra = [_md_code(tool.id), tool.format, note]
         after = [f"[JSON]({_md_url(reference(site, tool.json_path, here))})" if tool.json_path else ""]
         digest = digests.get((tool.id, tool.source))
         if digest:
