@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from . import markdown_pages, outputs
+from . import markdown_pages, outputs, quality
 from .conformance import engine, resultsfile
 from .harvest import harvest
 from .links import SourceLink
@@ -92,6 +92,7 @@ def prepare(
     options = options or Options()
     workspace = Path(os.path.abspath(workspace))
     catalog = harvest(workspace, options, skip=list(skip))
+    quality.add_findings(catalog)  # on the contracts alone: a finding never waits for a run
     user_pages = list(user_pages)
     placement = place(catalog, options, directory_urls, user_pages)
     catalog.diagnostics.extend(placement.diagnostics)

@@ -1,0 +1,203 @@
+"""Contract quality findings: deterministic, explained, each a warning diagnostic with its own code.
+
+What an agent needs to pick and call a tool, checked from the contract alone (docs/coverage.md):
+
+- `quality-property-undescribed`: an input property has no `description`.
+- `quality-outputs-undescribed`: the output schema declares fields but describes none of them.
+- `quality-description-no-result`: the description never says what the tool returns (no word
+  such as returns, prints, outputs, gives, reports, lists, produces).
+- `quality-description-no-when`: the description never says when to use it (no "use", "when",
+  "for", "if").
+- `quality-name-style`: the tool's id is written in another style than most of the catalog's
+  (snake_case among kebab-case, camelCase, ...); only judged when one style has a strict majority
+  of at least two tools.
+- `quality-near-duplicate`: two tools' descriptions share at least `NEAR_DUPLICATE` of their words
+  (Jaccard similarity of the word sets, at least `MIN_WORDS` words each): an agent cannot tell
+  which to pick.
+- `quality-examples-identical`: two examples give exactly the same input.
+
+The findings go on the tools' diagnostics (severity warning: they never make a tool invalid),
+so pages, the catalog and `fail_on` see them like any other diagnostic.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from typing import Any, Iterator
+
+from .model import WARNING, Catalog, Diagnostic, Tool
+
+CODES = (
+    "quality-property-undescribed",
+    "quality-outputs-undescribed",
+    "quality-description-no-result",
+    "quality-description-no-when",
+    "quality-name-style",
+    "quality-near-duplicate",
+    "quality-examples-identical",
+)
+NEAR_DUPLICATE = 0.8
+MIN_WORDS = 5
+MAX_DEPTH = 4
+MAX_PER_TOOL = 50  # undescribed properties named per tool: a huge schema gives one screenful
+_RESULT_WORDS = re.compile(r"\b(return(s|ed|ing)?|prints?|outputs?|gives?|reports?|lists?|produces?|yields?|emits?|answers?|"
+                           r"writes?|results?|tells?|shows?|counts?|finds?|computes?|converts?|renders?)\b", re.IGNORECASE)
+_WHEN_WORDS = re.compile(r"\b(use[sd]?|when|for|if|before|after|instead)\b", re.IGNORECASE)
+_WORD = re.compile(r"[a-z0-9]+")
+STYLES = {"kebab-case": re.compile(r"^[a-z0-9]+(-[a-z0-9]+)+$"), "snake_case": re.compile(r"^[a-z0-9]+(_[a-z0-9]+)+$"),
+          "camelCase": re.compile(r"^[a-z]+[a-z0-9]*([A-Z][a-z0-9]*)+$"), "PascalCase": re.compile(r"^([A-Z][a-z0-9]+){2,}$")}
+
+
+def add_findings(catalog: Catalog) -> list[Diagnostic]:
+    """Every quality finding of the catalog, appended to its tools' diagnostics (and returned)."""
+    found: list[Diagnostic] = []
+    for tool in catalog.tools:
+        found.extend(_attach(tool, tool_findings(tool)))
+    for tool, finding in catalog_findings(catalog.tools):
+        found.extend(_attach(tool, [finding]))
+    return found
+
+
+def _attach(tool: Tool, findings: list[Diagnostic]) -> list[Diagnostic]:
+    tool.diagnostics.extend(findings)
+    return findings
+
+
+def _line(tool: Tool, *paths: str) -> int | None:
+    """The line of the first path that has one, or of its closest ancestor."""
+    for path in paths:
+        parts = path.split("/")
+        while parts:
+            line = tool.lines.get("/".join(parts))
+            if line is not None:
+                return line
+            parts.pop()
+    return None
+
+
+def _finding(tool: Tool, code: str, message: str, line: int | None) -> Diagnostic:
+    return Diagnostic(WARNING, message, tool.source, line, code)
+
+
+def tool_findings(tool: Tool) -> list[Diagnostic]:
+    """The findings about one contract on its own."""
+    out: list[Diagnostic] = []
+    if isinstance(tool.inputs, dict):
+        missing = list(_undescribed(tool.inputs, "inputs", "", 0))
+        for where, pointer in missing[:MAX_PER_TOOL]:
+            out.append(_finding(tool, "quality-property-undescribed", f"input property `{where}` has no description", _line(tool, pointer)))
+        if len(missing) > MAX_PER_TOOL:
+            out.append(_finding(tool, "quality-property-undescribed",
+                                f"{len(missing) - MAX_PER_TOOL} more input properties have no description", _line(tool, "inputs")))
+    if isinstance(tool.outputs, dict):
+        fields = list(_properties(tool.outputs, "outputs", "", 0))
+        if fields and not any(described for _where, _pointer, described in fields):
+            out.append(_finding(tool, "quality-outputs-undescribed",
+                                f"the output schema describes none of its {len(fields)} field{'s' if len(fields) != 1 else ''}",
+                                _line(tool, "outputs")))
+    text = " ".join(filter(None, [tool.description, *tool.use_cases]))
+    if tool.description.strip():
+        where = _line(tool, "description")
+        if not _RESULT_WORDS.search(text):
+            out.append(_finding(tool, "quality-description-no-result", "the description never says what the tool returns", where))
+        if not _WHEN_WORDS.search(text):
+            out.append(_finding(tool, "quality-description-no-when", "the description never says when to use the tool", where))
+    seen: dict[str, str] = {}
+    for example in tool.examples:
+        if not example.has_input:
+            continue
+        key = json.dumps(example.input, sort_keys=True, default=str)
+        if key in seen:
+            out.append(_finding(tool, "quality-examples-identical",
+                                f"example `{example.title}` gives the same input as `{seen[key]}`", example.line))
+        else:
+            seen[key] = example.title
+    return out
+
+
+def _properties(node: Any, pointer: str, path: str, depth: int) -> Iterator[tuple[str, str, bool]]:
+    """(dotted path, front-matter pointer, has a description) of each property, nested ones too."""
+    if not isinstance(node, dict) or depth >= MAX_DEPTH:
+        return
+    properties = node.get("properties")
+    if isinstance(properties, dict):
+        for key, sub in properties.items():
+            where = f"{path}.{key}" if path else str(key)
+            here = f"{pointer}/properties/{key}"
+            described = isinstance(sub, dict) and isinstance(sub.get("description"), str) and bool(sub["description"].strip())
+            yield where, here, described or not isinstance(sub, dict) or "$ref" in sub
+            yield from _properties(sub, here, where, depth + 1)
+    if isinstance(node.get("items"), dict):
+        yield from _properties(node["items"], f"{pointer}/items", f"{path}[]", depth + 1)
+
+
+def _undescribed(node: Any, pointer: str, path: str, depth: int) -> Iterator[tuple[str, str]]:
+    for where, here, described in _properties(node, pointer, path, depth):
+        if not described:
+            yield where, here
+
+
+# -- across the catalog ------------------------------------------------------------------------------
+def style_of(tool_id: str) -> str | None:
+    """The naming style of an id's last dotted segment (`units.convert` -> `convert`); None for a
+    single lowercase word, which fits every style."""
+    last = tool_id.rsplit(".", 1)[-1]
+    return next((name for name, pattern in STYLES.items() if pattern.match(last)), None)
+
+
+def catalog_findings(tools: list[Tool]) -> Iterator[tuple[Tool, Diagnostic]]:
+    yield from _name_styles(tools)
+    yield from _near_duplicates(tools)
+
+
+def _name_styles(tools: list[Tool]) -> Iterator[tuple[Tool, Diagnostic]]:
+    styles = {id(t): style_of(t.id) for t in tools}
+    counts = Counter(s for s in styles.values() if s is not None)
+    if not counts:
+        return
+    (major, n), total = counts.most_common(1)[0], sum(counts.values())
+    if n < 2 or n * 2 <= total:
+        return
+    for tool in tools:
+        style = styles[id(tool)]
+        if style is not None and style != major:
+            yield tool, _finding(tool, "quality-name-style",
+                                 f"the id `{tool.id}` is {style} while {n} of the catalog's {total} styled ids are {major}",
+                                 _line(tool, "id", "name"))
+
+
+def words(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(text.lower()))
+
+
+def similarity(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
+def _near_duplicates(tools: list[Tool]) -> Iterator[tuple[Tool, Diagnostic]]:
+    """Pairs at or above NEAR_DUPLICATE, found with a prefix filter (two sets that similar must
+    share a word among the rarest `len - ceil(t * len) + 1` of each), not by comparing every pair."""
+    sets = [(tool, words(tool.description)) for tool in tools]
+    sets = [(tool, ws) for tool, ws in sets if len(ws) >= MIN_WORDS]
+    frequency = Counter(w for _tool, ws in sets for w in ws)
+    index: dict[str, list[int]] = {}
+    pairs: set[tuple[int, int]] = set()
+    for i, (_tool, ws) in enumerate(sets):
+        ordered = sorted(ws, key=lambda w: (frequency[w], w))
+        prefix = ordered[: len(ordered) - math.ceil(NEAR_DUPLICATE * len(ordered)) + 1]
+        candidates = {j for w in prefix for j in index.get(w, [])}
+        for j in sorted(candidates):
+            if similarity(ws, sets[j][1]) >= NEAR_DUPLICATE:
+                pairs.add((j, i))
+        for w in prefix:
+            index.setdefault(w, []).append(i)
+    for j, i in sorted(pairs):
+        (a, wa), (b, wb) = sets[j], sets[i]
+        score = similarity(wa, wb)
+        for tool, other in ((a, b), (b, a)):
+            yield tool, _finding(tool, "quality-near-duplicate",
+                                 f"the description is a near-duplicate of `{other.id}`'s ({score:.0%} of their words shared): "
+                                 "an agent cannot tell which to pick", _line(tool, "description"))
