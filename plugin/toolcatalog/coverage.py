@@ -31,9 +31,9 @@ from typing import Any, Iterator
 from . import jsonschemas
 from .model import Example, Tool
 from .observed import ELSEWHERE, WORKSPACE
-from .statuses import CheckStatus, ExampleStatus
+from .statuses import COVERAGE_DIMENSIONS, CheckStatus, ExampleStatus
 
-DIMENSIONS = ("inputs", "outputs", "failure", "effects")
+DIMENSIONS = COVERAGE_DIMENSIONS
 MAX_DEPTH = 4  # nesting levels of properties walked; deeper ones are not goals
 MAX_GOALS = 500  # per dimension: a hostile schema cannot make the catalog grow without end
 MAX_LISTED = 50  # uncovered goals named per dimension (the counts stay exact)

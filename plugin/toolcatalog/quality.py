@@ -29,22 +29,15 @@ from collections import Counter
 from typing import Any, Iterator
 
 from .model import WARNING, Catalog, Diagnostic, Tool
+from .statuses import QUALITY_CODES
 
-CODES = (
-    "quality-property-undescribed",
-    "quality-outputs-undescribed",
-    "quality-description-no-result",
-    "quality-description-no-when",
-    "quality-name-style",
-    "quality-near-duplicate",
-    "quality-examples-identical",
-)
+CODES = QUALITY_CODES  # listed beside the statuses: the `fail_on` option accepts them
 NEAR_DUPLICATE = 0.8
 MIN_WORDS = 5
 MAX_DEPTH = 4
 MAX_PER_TOOL = 50  # undescribed properties named per tool: a huge schema gives one screenful
 _RESULT_WORDS = re.compile(r"\b(return(s|ed|ing)?|prints?|outputs?|gives?|reports?|lists?|produces?|yields?|emits?|answers?|"
-                           r"writes?|results?|tells?|shows?|counts?|finds?|computes?|converts?|renders?)\b", re.IGNORECASE)
+                           r"writes?|results?|says|tells?|shows?|counts?|finds?|computes?|converts?|renders?)\b", re.IGNORECASE)
 _WHEN_WORDS = re.compile(r"\b(use[sd]?|when|for|if|before|after|instead)\b", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+")
 STYLES = {"kebab-case": re.compile(r"^[a-z0-9]+(-[a-z0-9]+)+$"), "snake_case": re.compile(r"^[a-z0-9]+(_[a-z0-9]+)+$"),
