@@ -60,6 +60,11 @@ class Dimension:
             self.uncovered.append(missing)
 
     @property
+    def full(self) -> bool:
+        """No more goals are counted: walking further would only cost time."""
+        return self.total >= MAX_GOALS
+
+    @property
     def score(self) -> float | None:
         return round(self.covered / self.total, 4) if self.total else None
 
@@ -118,7 +123,7 @@ def _inputs(schema: dict[str, Any], values: list[Any], dim: Dimension) -> None:
 def _walk_value(node: Any, root: dict[str, Any], path: str, values: list[Any], dim: Dimension, depth: int) -> None:
     """Goals for the value at `path` (`values`: what the examples gave there, present ones only)."""
     node = _resolve(node, root)
-    if not isinstance(node, dict) or depth > MAX_DEPTH:
+    if not isinstance(node, dict) or depth > MAX_DEPTH or dim.full:
         return
     name = f"`{path}`" if path else "the input"
     if "const" in node and path:
@@ -126,6 +131,8 @@ def _walk_value(node: Any, root: dict[str, Any], path: str, values: list[Any], d
     enum = node.get("enum")
     if isinstance(enum, list) and path:
         for option in enum[:MAX_GOALS]:
+            if dim.full:
+                break
             dim.goal(any(_same(v, option) for v in values), f"enum value {_show(option)} of {name} never used")
     if _types(node) == {"boolean"} and path and not isinstance(enum, list) and "const" not in node:
         for flag in (True, False):
@@ -149,6 +156,8 @@ def _walk_object(node: Any, root: dict[str, Any], path: str, values: list[Any], 
     required = node.get("required") if isinstance(node.get("required"), list) else []
     objects = [v for v in values if isinstance(v, dict)]
     for key, sub in node["properties"].items():
+        if dim.full:
+            return
         where = f"{path}.{key}" if path else str(key)
         present = [v[key] for v in objects if key in v]
         dim.goal(bool(present), f"`{where}` never set")
@@ -164,6 +173,8 @@ def _outputs(tool: Tool, ran: list[Example], dim: Dimension) -> list[str]:
                for run in e.runs if run.has_actual]
     declared: set[str] = set()
     for where in _declared_paths(tool.outputs, tool.outputs, "", 0):
+        if dim.full:
+            break
         declared.add(where)
         dim.goal(any(_at(a, where) is not _MISSING for a in actuals), f"output `{where}` never seen")
     seen: list[str] = []

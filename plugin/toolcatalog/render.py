@@ -231,9 +231,10 @@ def tool_toc(tool: Tool) -> list[dict[str, Any]]:
         sections.append(("use-cases", "When to use it"))
     if tool.capabilities:
         sections.append(("capabilities", "Capabilities"))
-    sections += [("contract", "Contract"), ("coverage", "Coverage"), ("inputs", "Inputs"), ("outputs", "Outputs")]
+    sections += [("contract", "Contract"), ("inputs", "Inputs"), ("outputs", "Outputs")]
     if tool.examples:
         sections.append(("examples", "Examples"))
+    sections.append(("coverage", "Coverage"))
     if tool.drivers:
         sections.append(("drivers", "Drivers"))
     if tool.checks:
