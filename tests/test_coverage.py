@@ -106,6 +106,7 @@ def test_outputs_declared_seen_in_actual_outputs_and_undeclared_listed() -> None
     examples = [
         ran({}, output={"ok": True, "sum": 1}, actual={"ok": True, "sum": 1, "extra": {"deep": 1}}),
         ran({}, output={"ok": True}, actual=None),  # expected only: an expectation is not an observation
+        ran({}, output={"ok": True}, actual={"ok": False, "extra": 2}),  # `extra` is listed once
     ]
     found = coverage.of(tool({"type": "object"}, outputs, examples))
     dim = found.dimensions["outputs"]
@@ -159,6 +160,20 @@ def test_total_is_the_plain_mean_of_the_dimensions_that_have_goals() -> None:
     assert found.as_dict()["dimensions"]["failure"]["uncovered"] == ["no failing example"]
 
 
+def test_the_example_in_docs_coverage_md() -> None:
+    schema = {"type": "object", "required": ["value", "unit"], "properties": {
+        "value": {"type": "number"}, "unit": {"enum": ["C", "F", "K"]}, "precision": {"type": "integer"}}}
+    outputs = {"type": "object", "properties": {"ok": {"type": "boolean"}, "value": {"type": "number"}}}
+    examples = [ran({"value": 1, "unit": "C"}, output={"ok": True}, actual={"ok": True, "value": 1}),
+                ran({"value": 2, "unit": "F"}, output={"ok": True}, actual={"ok": True, "value": 2})]
+    found = coverage.of(tool(schema, outputs, examples))
+    assert (found.dimensions["inputs"].covered, found.dimensions["inputs"].total, found.total) == (5, 7, 0.5714)
+    assert found.uncovered() == ["enum value `K` of `unit` never used", "`precision` never set", "no failing example"]
+    examples.append(ran({"value": 9, "unit": "X", "precision": 1}, output={"ok": False}, actual={"ok": False}))
+    better = coverage.of(tool(schema, outputs, examples))
+    assert (better.dimensions["inputs"].covered, better.score("failure")) == (6, 1.0)
+
+
 def test_a_hostile_schema_cannot_make_goals_without_end() -> None:
     schema = {"type": "object", "properties": {f"p{i}": {"enum": list(range(1000))} for i in range(100)}}
     assert coverage.of(tool(schema)).dimensions["inputs"].total == coverage.MAX_GOALS
@@ -205,3 +220,21 @@ def test_coverage_does_not_depend_on_example_order(existing: list[Example], extr
     mixed.insert(min(at, len(mixed)), extra)
     b = coverage.of(tool(INPUTS, OUTPUTS, mixed))
     assert [(d.covered, d.total) for d in a.dimensions.values()] == [(d.covered, d.total) for d in b.dimensions.values()]
+
+
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(
+        st.sampled_from(["type", "properties", "items", "enum", "const", "oneOf", "anyOf", "required", "$ref", "a", "b"]), inner, max_size=4)),
+    max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values, json_values, st.lists(json_values, max_size=3))
+def test_any_shape_of_schema_and_example_is_measured_without_raising(inputs: Any, outputs: Any, given_inputs: list[Any]) -> None:
+    from toolcatalog import quality
+
+    t = tool(inputs, outputs, [ran(i, actual=i) for i in given_inputs])
+    found = coverage.of(t)
+    assert all(0 <= (d.score or 0) <= 1 for d in found.dimensions.values())
+    quality.tool_findings(t)

@@ -3,6 +3,7 @@ and on quality codes, in real builds."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -132,7 +133,19 @@ def test_fail_on_coverage_below_fails_a_real_mkdocs_build(tmp_path: Path) -> Non
     # A threshold nothing is below passes: the gate judges scores, not its own presence.
     mkdocs_project(tmp_path, {"run_examples": False, "fail_on": {"coverage_below": {"effects": 0.9}}})
     build(tmp_path)
-    assert all("coverage" in t for t in catalog(tmp_path)["tools"])
+    tools = catalog(tmp_path)["tools"]
+    assert tools and all(t["coverage"]["total"] == 0.0 for t in tools)
+    # The same blocks in each tool's own file, and the scores in the MCP list's `_meta`.
+    for entry in tools:
+        own = json.loads((tmp_path / "site" / entry["json"]).read_text(encoding="utf-8"))
+        assert own["coverage"] == entry["coverage"] and own["quality"] == entry["quality"]
+    mcp = json.loads((tmp_path / "site/mcp-tools.json").read_text(encoding="utf-8"))
+    by_id = {t["id"]: t for t in tools}
+    for item in mcp["tools"]:
+        entry = by_id[item["_meta"]["toolcatalog/id"]]
+        scores = {"total": entry["coverage"]["total"], **{k: d["score"] for k, d in entry["coverage"]["dimensions"].items()}}
+        assert item["_meta"]["toolcatalog/coverage"] == scores
+        assert item["_meta"]["toolcatalog/quality-findings"] == entry["quality"]["findings"]
 
 
 def test_fail_on_a_quality_code_fails_the_export(tmp_path: Path) -> None:
@@ -142,3 +155,16 @@ def test_fail_on_a_quality_code_fails_the_export(tmp_path: Path) -> None:
     result = toolcatalog("export", "-o", str(tmp_path / "out"), str(tmp_path), cwd=tmp_path)
     assert result.returncode == 1
     assert "frob: fails `fail_on`: quality-examples-identical" in result.stderr
+
+
+def test_check_coverage_prints_the_table(tmp_path: Path) -> None:
+    write(tmp_path / ".agent/tools/frob/TOOL.md", VAGUE.format(name="frob", description="Frobnicates the widget."))
+    write(tmp_path / ".agent/tools/frob/linux.py", "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'ok': True, 'extra': 1}))\n")
+    write(tmp_path / ".agent/tools/frob/macos.py", "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'ok': True, 'extra': 1}))\n")
+    result = toolcatalog("check", "--coverage", "--no-cache", "--sandbox", "off", str(tmp_path), cwd=tmp_path)
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["TOOL", "STATUS", "TOTAL", "INPUTS", "OUTPUTS", "FAILURE", "EFFECTS", "FINDINGS"]
+    # inputs: text set, text left out (never), mode set (never), mode left out: 2 of 4; outputs: ok seen; no failing example.
+    assert lines[1].split() == ["frob", "passed", "50%", "50%", "100%", "0%", "-", "5"]
+    assert lines[2:] == ["        uncovered: optional text never left out", "        uncovered: mode never set",
+                         "        uncovered: no failing example", "        output keys not in the schema: extra"]

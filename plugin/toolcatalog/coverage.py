@@ -181,7 +181,7 @@ def _outputs(tool: Tool, ran: list[Example], dim: Dimension) -> list[str]:
     open_paths = _open(declared)
     for actual in actuals:
         for where in _key_paths(actual, "", 0):
-            if where in declared or any(_under(where, p) for p in [*open_paths, *seen]):
+            if where in declared or where in seen or any(_under(where, p) for p in [*open_paths, *seen]):
                 continue
             seen.append(where)
     return sorted(seen)

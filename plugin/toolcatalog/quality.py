@@ -91,7 +91,7 @@ def tool_findings(tool: Tool) -> list[Diagnostic]:
             out.append(_finding(tool, "quality-outputs-undescribed",
                                 f"the output schema describes none of its {len(fields)} field{'s' if len(fields) != 1 else ''}",
                                 _line(tool, "outputs")))
-    text = " ".join(filter(None, [tool.description, *tool.use_cases]))
+    text = " ".join(x for x in [tool.description, *tool.use_cases] if isinstance(x, str))
     if tool.description.strip():
         where = _line(tool, "description")
         if not _RESULT_WORDS.search(text):
@@ -102,7 +102,10 @@ def tool_findings(tool: Tool) -> list[Diagnostic]:
     for example in tool.examples:
         if not example.has_input:
             continue
-        key = json.dumps(example.input, sort_keys=True, default=str)
+        try:
+            key = json.dumps(example.input, sort_keys=True, default=str)
+        except (TypeError, ValueError):  # keys that cannot be sorted together: compare as written
+            key = repr(example.input)
         if key in seen:
             out.append(_finding(tool, "quality-examples-identical",
                                 f"example `{example.title}` gives the same input as `{seen[key]}`", example.line))
