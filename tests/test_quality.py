@@ -168,3 +168,26 @@ def test_check_coverage_prints_the_table(tmp_path: Path) -> None:
     assert lines[1].split() == ["frob", "passed", "50%", "50%", "100%", "0%", "-", "5"]
     assert lines[2:] == ["        uncovered: optional text never left out", "        uncovered: mode never set",
                          "        uncovered: no failing example", "        output keys not in the schema: extra"]
+
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
+def test_every_corpus_tool_gets_coverage_and_quality_results() -> None:
+    from toolcatalog import coverage
+
+    paths = [p.relative_to(CORPUS).as_posix() for p in sorted((CORPUS / "agentproto/tools").glob("*/TOOL.md"))]
+    build_ = pipeline.prepare(CORPUS, Options(paths=[*paths, "speccify", "smart-tools-catalog", "smart-tools-conformance"], run_examples=False,
+                                             cache=False))  # the corpus is read-only: no parse cache in it
+    tools = build_.catalog.tools
+    assert len(tools) >= 40
+    found = {(t.id, t.source): coverage.of(t) for t in tools}
+    # Nothing ran, so nothing is covered; every tool still has a failure goal, so a total.
+    assert all(c.total == 0.0 for c in found.values())
+    documented = sorted(t.id for t in tools if any(e.has_output and isinstance(e.output, dict) and e.output.get("ok") is False
+                                                   for e in t.examples))
+    assert documented == ["gitlab-deploy-key", "verify-signatures", "verify-stream"]
+    codes = {d.code for t in tools for d in t.diagnostics if d.code in quality.CODES}
+    assert {"quality-near-duplicate", "quality-property-undescribed", "quality-outputs-undescribed"} <= codes
+    assert all(d.line for t in tools if t.format != "smart-tool" for d in t.diagnostics if d.code == "quality-property-undescribed")
