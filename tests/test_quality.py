@@ -84,7 +84,8 @@ def test_near_duplicates_and_name_style_across_the_catalog(tmp_path: Path) -> No
     assert "is snake_case while 2 of the catalog's 3 styled ids are kebab-case" in found["quality-name-style"][0][2]
     dupes = sorted((path, line) for path, line, _m in found["quality-near-duplicate"])
     assert dupes == [(".agent/tools/count-words/TOOL.md", 3), (".agent/tools/word-count/TOOL.md", 3)]
-    assert any("`word-count`" in m for _p, _l, m in found["quality-near-duplicate"])
+    assert [m for p, _l, m in found["quality-near-duplicate"] if "count-words" in p] == [
+        "the description shares at least 80% of its words with that of `word-count`: an agent cannot tell which to pick"]
 
 
 def test_near_duplicates_are_found_without_comparing_every_pair_and_match_the_pairwise_answer() -> None:
@@ -99,15 +100,26 @@ def test_near_duplicates_are_found_without_comparing_every_pair_and_match_the_pa
         base = rng.sample(vocab, 8) if i % 3 or not tools else tools[-1].description.split()[:8]
         words = base[:7] + [rng.choice(vocab)] if i % 5 == 0 else base
         tools.append(Tool(id=f"t{i}", name=f"t{i}", format="speccify", source=f"t{i}", abs_path=Path("/x"), description=" ".join(words)))
-    fast = {(t.id, d.message) for t, d in quality._near_duplicates(tools)}
+    fast = {(tool.id, other.id) for tool, others in quality.near_duplicates(tools) for other in others}
     sets = [(t, quality.words(t.description)) for t in tools]
     slow = set()
-    for i, (a, wa) in enumerate(sets):
-        for b, wb in sets[i + 1:]:
-            if min(len(wa), len(wb)) >= quality.MIN_WORDS and quality.similarity(wa, wb) >= quality.NEAR_DUPLICATE:
+    for a, wa in sets:
+        for b, wb in sets:
+            if a is not b and min(len(wa), len(wb)) >= quality.MIN_WORDS and quality.similarity(wa, wb) >= quality.NEAR_DUPLICATE:
                 slow.add((a.id, b.id))
-    assert slow and {pair for pair in slow} == {
-        (t, m.split("`")[1]) for t, m in fast if int(t[1:]) < int(m.split("`")[1][1:])}
+    assert slow and fast == slow
+
+
+def test_templated_descriptions_give_one_finding_per_tool() -> None:
+    from toolcatalog.model import Tool
+
+    topics = ["release notes", "build logs", "survey answers"]  # 6 of 10 words shared: not near-duplicates
+    tools = [Tool(id=f"t{i}", name=f"t{i}", format="speccify", source=f"t{i}", abs_path=Path("/x"),
+                  description=f"Counts words, lines and characters in {topics[i % 3]}.") for i in range(1500)]
+    found = list(quality._near_duplicates(tools))
+    assert len(found) == 1500  # one per tool, naming a few of the others
+    first = next(d for t, d in found if t.id == "t0")
+    assert first.message.endswith("with that of `t3`, `t6`, `t9`, `t12`, `t15` and 494 more: an agent cannot tell which to pick")
 
 
 # -- fail_on gates -------------------------------------------------------------------------------------

@@ -173,27 +173,48 @@ def similarity(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a or b else 0.0
 
 
-def _near_duplicates(tools: list[Tool]) -> Iterator[tuple[Tool, Diagnostic]]:
-    """Pairs at or above NEAR_DUPLICATE, found with a prefix filter (two sets that similar must
-    share a word among the rarest `len - ceil(t * len) + 1` of each), not by comparing every pair."""
-    sets = [(tool, words(tool.description)) for tool in tools]
-    sets = [(tool, ws) for tool, ws in sets if len(ws) >= MIN_WORDS]
-    frequency = Counter(w for _tool, ws in sets for w in ws)
+MAX_NAMED = 5  # other tools a near-duplicate finding names; the count says how many more
+
+
+def near_duplicates(tools: list[Tool]) -> list[tuple[Tool, list[Tool]]]:
+    """Each tool whose description is a near-duplicate of others', with those others (catalog order).
+
+    Tools with the same word set are one group, compared once: a catalog generated from a few
+    templates has thousands of identical descriptions, and comparing each pair of them would be
+    quadratic. Groups are then paired with a prefix filter (two sets at least NEAR_DUPLICATE alike
+    must share a word among the rarest `len - ceil(t * len) + 1` of each), not by comparing every pair."""
+    groups: dict[frozenset[str], list[int]] = {}
+    for index, tool in enumerate(tools):
+        ws = words(tool.description)
+        if len(ws) >= MIN_WORDS:
+            groups.setdefault(ws, []).append(index)
+    sets = list(groups)
+    frequency = Counter(w for ws in sets for w in ws)
     index: dict[str, list[int]] = {}
-    pairs: set[tuple[int, int]] = set()
-    for i, (_tool, ws) in enumerate(sets):
+    similar: dict[int, set[int]] = {i: {i} for i in range(len(sets))}
+    for i, ws in enumerate(sets):
         ordered = sorted(ws, key=lambda w: (frequency[w], w))
         prefix = ordered[: len(ordered) - math.ceil(NEAR_DUPLICATE * len(ordered)) + 1]
-        candidates = {j for w in prefix for j in index.get(w, [])}
-        for j in sorted(candidates):
-            if similarity(ws, sets[j][1]) >= NEAR_DUPLICATE:
-                pairs.add((j, i))
+        for j in sorted({j for w in prefix for j in index.get(w, [])}):
+            if similarity(ws, sets[j]) >= NEAR_DUPLICATE:
+                similar[i].add(j)
+                similar[j].add(i)
         for w in prefix:
             index.setdefault(w, []).append(i)
-    for j, i in sorted(pairs):
-        (a, wa), (b, wb) = sets[j], sets[i]
-        score = similarity(wa, wb)
-        for tool, other in ((a, b), (b, a)):
-            yield tool, _finding(tool, "quality-near-duplicate",
-                                 f"the description is a near-duplicate of `{other.id}`'s ({score:.0%} of their words shared): "
-                                 "an agent cannot tell which to pick", _line(tool, "description"))
+    out: list[tuple[Tool, list[Tool]]] = []
+    for i, ws in enumerate(sets):
+        members = sorted(m for j in similar[i] for m in groups[sets[j]])
+        for own in groups[ws]:
+            others = [tools[m] for m in members if m != own]
+            if others:
+                out.append((tools[own], others))
+    return out
+
+
+def _near_duplicates(tools: list[Tool]) -> Iterator[tuple[Tool, Diagnostic]]:
+    for tool, others in near_duplicates(tools):
+        named = ", ".join(f"`{o.id}`" for o in others[:MAX_NAMED])
+        more = f" and {len(others) - MAX_NAMED} more" if len(others) > MAX_NAMED else ""
+        yield tool, _finding(tool, "quality-near-duplicate",
+                             f"the description shares at least {NEAR_DUPLICATE:.0%} of its words with that of {named}{more}: "
+                             "an agent cannot tell which to pick", _line(tool, "description"))
