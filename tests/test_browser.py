@@ -179,3 +179,28 @@ def test_filters_work_with_the_plain_theme_and_material_instant_navigation(page:
         finally:
             server.shutdown()
     assert page.console_errors == []
+
+
+def coverage_order(page: object) -> list[float]:
+    return page.eval_on_selector_all("table.tc-catalog tbody tr", "rows => rows.map(r => Number(r.dataset.coverage))")
+
+
+def test_the_index_sorts_by_coverage_and_the_url_keeps_it(page: object, demo_site: str) -> None:
+    page.goto(demo_site + "tools/")
+    first = coverage_order(page)
+    assert first != sorted(first)  # the demo's name order is not its coverage order: sorting shows
+    assert {0.0, 1.0} <= set(first) and any(0 < x < 1 for x in first)  # full, partial and no coverage
+    page.click("button[data-tc-sort=coverage]")
+    assert coverage_order(page) == sorted(first)
+    assert page.get_attribute("th.tc-cell-coverage", "aria-sort") == "ascending"
+    assert "sort=coverage" in page.url
+    page.click("button[data-tc-sort=coverage]")
+    assert coverage_order(page) == sorted(first, reverse=True)
+    linked = page.url
+    assert "sort=-coverage" in linked
+    page.goto(linked)
+    assert coverage_order(page) == sorted(first, reverse=True)
+    # The weakest contracts are named above the table, lowest first.
+    weakest = page.eval_on_selector_all("#tc-weakest li a", "links => links.map(a => a.textContent)")
+    assert len(weakest) == 5 and "csv-headers" in weakest
+    assert page.console_errors == []

@@ -132,7 +132,8 @@ def test_every_listed_change_is_found_and_classified(catalogs: tuple[Path, Path]
             assert tool_id not in by_id
             continue
         entry = by_id[tool_id]
-        assert {c["code"] for c in entry["changes"]} == codes, tool_id
+        # Coverage follows the contract (a new input is a goal never met): test_coverage_changes has those.
+        assert {c["code"] for c in entry["changes"] if not c["code"].startswith("coverage-")} == codes, tool_id
         assert entry["breaking"] is breaking, tool_id
     # Which individual changes break.
     flat = {(t["id"], c["code"]): c for t in report["changed"] for c in t["changes"]}
@@ -239,3 +240,20 @@ def test_markdown_escapes_untrusted_text() -> None:
     new = {"version": 1, "tools": []}
     text = catalogdiff.diff(old, new).markdown()
     assert "``x`y``" in text and "A \\*bold\\* \\<img src=x\\>" in text
+
+
+def test_coverage_changes_are_reviewable_and_never_breaking() -> None:
+    def entry(total: float, inputs: float, uncovered: list[str]) -> dict[str, Any]:
+        dims = {"inputs": {"score": inputs, "covered": 0, "goals": 0, "uncovered": uncovered, "uncovered_count": len(uncovered)}}
+        return {"id": "t", "name": "t", "format": "speccify", "coverage": {"total": total, "dimensions": dims, "undeclared_outputs": []}}
+
+    changes = catalogdiff.compare_tool(entry(0.8, 1.0, []), entry(0.5, 0.5, ["`precision` never set"]))
+    assert [(c.code, c.path, c.message, c.breaking) for c in changes] == [
+        ("coverage-dropped", "coverage", "coverage 80% → 50%", False),
+        ("coverage-dropped", "coverage.inputs", "inputs coverage 100% → 50%", False),
+        ("coverage-uncovered-added", "coverage.inputs", "newly uncovered: `precision` never set", False),
+    ]
+    assert catalogdiff.compare_tool(entry(0.5, 0.5, ["a"]), entry(0.8, 1.0, [])) == []  # better coverage is no finding
+    old = entry(0.5, 0.5, [])
+    del old["coverage"]  # a catalog from before coverage: nothing to compare
+    assert catalogdiff.compare_tool(old, entry(0.1, 0.1, ["x"])) == []

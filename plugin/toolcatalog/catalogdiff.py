@@ -305,7 +305,40 @@ def compare_tool(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
         add(Change(False, "examples-changed", "examples", f"examples: {len(old_examples)} → {len(new_examples)}"))
     if not changes and old.get("digest") and new.get("digest") and old.get("digest") != new.get("digest"):
         add(Change(False, "manifest-changed", "digest", "the manifest file changed (body or formatting), the contract did not"))
+    _compare_coverage(old.get("coverage"), new.get("coverage"), add)
     return changes
+
+
+def _percent(score: Any) -> str:
+    return f"{score:.0%}" if isinstance(score, (int, float)) and not isinstance(score, bool) else "none"
+
+
+def _compare_coverage(old: Any, new: Any, add: Callable[[Change], None]) -> None:
+    """Coverage that dropped (the total or a dimension) and goals newly left uncovered: never
+    breaking (the contract did not change), but what a reviewer should see. A catalog written
+    before coverage existed has none: nothing is compared."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return
+    if _lower(old.get("total"), new.get("total")):
+        add(Change(False, "coverage-dropped", "coverage", f"coverage {_percent(old.get('total'))} → {_percent(new.get('total'))}"))
+    old_dims = old.get("dimensions") if isinstance(old.get("dimensions"), dict) else {}
+    new_dims = new.get("dimensions") if isinstance(new.get("dimensions"), dict) else {}
+    for name in sorted(set(old_dims) & set(new_dims)):
+        a, b = old_dims[name], new_dims[name]
+        if not isinstance(a, dict) or not isinstance(b, dict):
+            continue
+        if _lower(a.get("score"), b.get("score")):
+            add(Change(False, "coverage-dropped", f"coverage.{name}", f"{name} coverage {_percent(a.get('score'))} → {_percent(b.get('score'))}"))
+        before = {str(x) for x in a.get("uncovered") or [] if isinstance(x, str)}
+        came = [str(x) for x in b.get("uncovered") or [] if isinstance(x, str) and x not in before]
+        if came:
+            add(Change(False, "coverage-uncovered-added", f"coverage.{name}", "newly uncovered: " + "; ".join(came[:10])
+                       + (f"; and {len(came) - 10} more" if len(came) > 10 else "")))
+
+
+def _lower(a: Any, b: Any) -> bool:
+    numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
+    return numbers and b < a
 
 
 def _major(version: Any) -> int | None:

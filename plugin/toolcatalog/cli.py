@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
-from . import catalogdiff, docsdir, outputs, pipeline, sealing, verify
+from . import catalogdiff, coverage, docsdir, outputs, pipeline, quality, sealing, verify
 from .report import diagnostic_line, nothing_found, plain, printable, reason
 from ._version import __version__
 from .conformance import resultsfile, shards
@@ -31,7 +31,7 @@ from .discover import DiscoveryError
 from .files import is_inside
 from .links import source_links
 from .mkdocs_yml import ConfigFileError, Project, find_config_file, plugin_options
-from .model import ERROR, Catalog
+from .model import ERROR, Catalog, Tool
 from .statuses import CheckStatus, ExampleStatus, Status
 from .options import OptionsError
 from .outputs import catalog_json
@@ -61,6 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     check.add_argument("--no-cache", action="store_true", help="ignore and do not write cached results")
     check.add_argument("--sandbox", choices=("auto", "required", "off"), help="isolate example processes (default: the config's, else auto)")
     check.add_argument("--json", action="store_true", help="print the catalog JSON instead of a table")
+    check.add_argument("--coverage", action="store_true", help="print each tool's contract coverage and what it leaves uncovered (docs/coverage.md)")
     check.add_argument("--shard", metavar="K/N", help="check only the K-th of N balanced parts of the tools (one CI job each)")
     check.add_argument("--results-out", metavar="FILE", help="write the results of the tools checked to FILE, for the "
                        "`results` option or --results elsewhere")
@@ -250,7 +251,7 @@ def _check(args: argparse.Namespace) -> int:
         sys.stdout.write(catalog_json.dumps(outputs.catalog_document(catalog, build.options, build.site)))
         sys.stderr.write(_notes(build))  # cache entries and results files not used: said even here
     else:
-        _table(catalog)
+        _coverage_table(catalog) if args.coverage else _table(catalog)
         print(_stats_line(build), file=sys.stderr)
     bad = [t for t in catalog.tools if t.status in (Status.FAILED, Status.INVALID, Status.ERROR)]
     return EXIT_PROBLEMS if bad else EXIT_OK
@@ -273,7 +274,7 @@ def _export(args: argparse.Namespace) -> int:
     print(printable(f"wrote {written} files to {args.output}"), file=sys.stderr)
     failing = pipeline.failing(build)
     for tool in failing:
-        print(printable(f"toolcatalog: {tool.id}: status {tool.status.value} is listed in `fail_on`"), file=sys.stderr)
+        print(printable(f"toolcatalog: {tool.id}: {_gate_words(build, tool)}"), file=sys.stderr)
     return EXIT_PROBLEMS if failing or problems else EXIT_OK
 
 
@@ -327,7 +328,7 @@ def _markdown(args: argparse.Namespace) -> int:
     print(printable(f"wrote {len(written)} files to {docs}"), file=sys.stderr)
     failing = pipeline.failing(build)
     for tool in failing:
-        print(printable(f"toolcatalog: {tool.id}: status {tool.status.value} is listed in `fail_on`"), file=sys.stderr)
+        print(printable(f"toolcatalog: {tool.id}: {_gate_words(build, tool)}"), file=sys.stderr)
     return EXIT_PROBLEMS if failing or problems else EXIT_OK
 
 
@@ -354,6 +355,14 @@ def _verify(args: argparse.Namespace) -> int:
     return EXIT_PROBLEMS if result.problems else EXIT_OK
 
 
+def _gate_words(build: pipeline.Build, tool: Tool) -> str:
+    """Why a tool fails `fail_on`: the words used since statuses were its only gate, when they are."""
+    reasons = pipeline.fail_reasons(build, tool)
+    if reasons == [f"status {tool.status.value}"]:
+        return f"status {tool.status.value} is listed in `fail_on`"
+    return "fails `fail_on`: " + "; ".join(reasons)
+
+
 def _table(catalog: Catalog) -> None:
     out = sys.stdout
     shared = {tool_id for tool_id, n in Counter(t.id for t in catalog.tools).items() if n > 1}
@@ -376,6 +385,29 @@ def _table(catalog: Catalog) -> None:
                 out.write(f"{'':<{width}}    {diagnostic_line(diagnostic, severity=diagnostic.severity != ERROR)}\n")
 
 
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _coverage_table(catalog: Catalog) -> None:
+    """One row per tool: the total and each dimension's score (`-`: no goal), then what is uncovered."""
+    out = sys.stdout
+    ids = {id(t): printable(t.id) for t in catalog.tools}
+    width = max([len(i) for i in ids.values()] + [4])
+    heads = ["TOTAL", *(d.upper() for d in coverage.DIMENSIONS)]
+    out.write(f"{'TOOL':<{width}}  {'STATUS':<19}  " + "  ".join(f"{h:>7}" for h in heads) + "  FINDINGS\n")
+    for tool in sorted(catalog.tools, key=lambda t: (t.id, t.source)):
+        found = coverage.of(tool)
+        scores = [found.total, *(found.dimensions[d].score for d in coverage.DIMENSIONS)]
+        findings = sum(d.code in quality.CODES for d in tool.diagnostics)
+        out.write(f"{ids[id(tool)]:<{width}}  {tool.status.value:<19}  " + "  ".join(f"{_score(x):>7}" for x in scores)
+                  + f"  {findings:>8}\n")
+        for item in found.uncovered():
+            out.write(f"{'':<{width}}    uncovered: {plain(item)}\n")
+        if found.undeclared_outputs:
+            out.write(f"{'':<{width}}    output keys not in the schema: {printable(', '.join(found.undeclared_outputs))}\n")
+
+
 def _report(catalog: Catalog) -> None:
     out = sys.stdout
     if not catalog.tools:
@@ -384,7 +416,10 @@ def _report(catalog: Catalog) -> None:
         out.write(diagnostic_line(diagnostic, severity=True) + "\n")
     invalid = sum(not t.valid for t in catalog.tools)
     errors = sum(d.severity == ERROR for d in catalog.all_diagnostics())
-    warnings = sum(d.severity != ERROR for d in catalog.all_diagnostics())
+    warnings = sum(d.severity != ERROR and d.code not in quality.CODES for d in catalog.all_diagnostics())
+    findings = sum(d.code in quality.CODES for d in catalog.all_diagnostics())
+    if findings:  # contract quality is its own count: a clean manifest still has 0 warnings
+        out.write(f"{findings} contract quality finding{'s' if findings != 1 else ''} (codes quality-*, docs/coverage.md)\n")
     out.write(
         f"{len(catalog.tools)} tool{'s' if len(catalog.tools) != 1 else ''}, {invalid} invalid; "
         f"{len(catalog.drivers)} driver{'s' if len(catalog.drivers) != 1 else ''}; "

@@ -135,7 +135,10 @@ class ToolCatalogConfig(base.Config):
 
     fail_on = _Rule[list[str]]("fail_on")
     """Tool statuses that abort the build with an error, even under `-q`. Without it, failures
-    and invalid manifests are warnings, which `mkdocs build --strict` turns into a failed build."""
+    and invalid manifests are warnings, which `mkdocs build --strict` turns into a failed build.
+    Also takes contract quality codes (`quality-near-duplicate`, ...) and coverage thresholds:
+    `[failed, {coverage_below: 0.6}]`, or `{status: [failed], codes: [...], coverage_below:
+    {total: 0.6, failure: 1}}`: a tool whose score is below a threshold fails (docs/coverage.md)."""
 
     sandbox = _Rule[str]("sandbox")
     """How example processes are isolated: `auto` (the default) runs them in a sandbox where one

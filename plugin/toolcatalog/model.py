@@ -307,6 +307,7 @@ class Tool:
     descriptor_source: str | None = None
     upstream: dict[str, str] | None = None  # a smart-tool catalog copy's source.json: repository, ref, path
     checks: list[Check] = field(default_factory=list)  # smart tools' conformance rules
+    lines: dict[str, int] = field(default_factory=dict)  # front-matter paths ("inputs/properties/x") -> line, for quality findings
     capability_help: dict[str, str] = field(default_factory=dict)  # `<cli> <capability> --help` text
     status: Status = Status.NOT_RUN
     status_detail: str = ""  # why, for statuses other than passed/failed

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Mapping
 
-from .statuses import Status
+from .statuses import COVERAGE_GATES, QUALITY_CODES, Status
 
 DEFAULT_MAX_MANIFEST_BYTES = 1024 * 1024
 MIN_MANIFEST_BYTES = 1024
@@ -61,7 +61,7 @@ class Options:
     allow_mutating: list[str] = field(default_factory=list)  # globs of tool ids allowed to run despite mutates/approval
     env: list[str] = field(default_factory=list)  # environment variables passed to tools besides the allowlist
     max_output_bytes: int = 1024 * 1024  # stdout cap per process
-    fail_on: list[str] = field(default_factory=list)  # tool statuses that fail the build
+    fail_on: list[str] = field(default_factory=list)  # tool statuses and quality codes that fail the build (a FailOn)
     # Sandbox for example processes (issue: sandboxed runs)
     sandbox: str = "auto"  # auto | required | off
     allow_network: list[str] = field(default_factory=list)  # globs of tool ids whose runs may use the network
@@ -199,6 +199,70 @@ def _statuses(name: str, value: Any) -> list[str]:
     return items
 
 
+class FailOn(list):
+    """The `fail_on` option: the statuses and quality finding codes listed (the list itself, as
+    before thresholds existed), plus `coverage_below`: {dimension or "total": lowest score allowed}."""
+
+    def __init__(self, items: list[str] = (), coverage_below: dict[str, float] | None = None):  # type: ignore[assignment]
+        super().__init__(items)
+        self.coverage_below: dict[str, float] = dict(coverage_below or {})
+
+    def __eq__(self, other: object) -> bool:
+        return list.__eq__(self, other) and getattr(other, "coverage_below", {}) == self.coverage_below
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"FailOn({list(self)!r}, coverage_below={self.coverage_below!r})"
+
+
+def _fail_on(name: str, value: Any) -> FailOn:
+    """A list of tool statuses and quality codes, where an item may also be `{coverage_below: ...}`;
+    or a mapping with `status`, `codes` and `coverage_below` keys. `coverage_below` is a score from
+    0 to 1 (for the total) or a mapping of `total` and dimension names to scores."""
+    if isinstance(value, FailOn):
+        return value
+    if value is None:
+        return FailOn()
+    items: list[Any]
+    thresholds: dict[str, float] = {}
+    if isinstance(value, Mapping):
+        unknown = sorted(str(k) for k in value if k not in ("status", "codes", "coverage_below"))
+        if unknown:
+            raise OptionsError(f"`{name}` has no key {unknown[0]!r} (it takes status, codes and coverage_below)")
+        items = [*_texts(name, value.get("status")), *_texts(name, value.get("codes"))]
+        if "coverage_below" in value:
+            thresholds = _coverage_below(name, value["coverage_below"])
+    elif isinstance(value, list):
+        items = []
+        for item in value:
+            if isinstance(item, Mapping) and set(item) == {"coverage_below"}:
+                thresholds.update(_coverage_below(name, item["coverage_below"]))
+            else:
+                items.append(item)
+    else:
+        raise OptionsError(f"`{name}` must be a list of tool statuses and quality codes, or a mapping, not {value!r}")
+    allowed = [*Status.values(), *QUALITY_CODES]
+    for item in items:
+        if not isinstance(item, str) or item not in allowed:
+            raise OptionsError(f"`{name}` entry {item!r} is not a tool status (one of {', '.join(Status.values())}) "
+                               f"or a quality code (one of {', '.join(QUALITY_CODES)})")
+    return FailOn(items, thresholds)
+
+
+def _coverage_below(name: str, value: Any) -> dict[str, float]:
+    if not isinstance(value, Mapping):
+        value = {"total": value}
+    out: dict[str, float] = {}
+    for key, score in value.items():
+        if key not in COVERAGE_GATES:
+            raise OptionsError(f"`{name}`: `coverage_below` has no dimension {key!r} (one of {', '.join(COVERAGE_GATES)})")
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1:
+            raise OptionsError(f"`{name}`: `coverage_below` {key} must be a score from 0 to 1, not {score!r}")
+        out[key] = float(score)
+    return out
+
+
 def _choice(name: str, choices: tuple[str, ...]) -> Callable[[str, Any], str]:
     def rule(_name: str, value: Any) -> str:
         if value not in choices:
@@ -254,7 +318,7 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "allow_mutating": _texts,
     "env": _env_names,
     "max_output_bytes": _integer("max_output_bytes", 1024),
-    "fail_on": _statuses,
+    "fail_on": _fail_on,
     "sandbox": _choice("sandbox", ("auto", "required", "off")),
     "allow_network": _texts,
     "sandbox_workspace": _sandbox_workspace,

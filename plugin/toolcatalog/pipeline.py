@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from . import markdown_pages, outputs, sealing
+from . import coverage, markdown_pages, outputs, quality, sealing
 from .conformance import engine, resultsfile
 from .discover import MAX_DEPTH
 from .harvest import harvest
@@ -31,17 +31,23 @@ from .options import Options
 from .outputs.site import Site
 from .placement import Placement, place
 
-__all__ = ["Build", "FailOnError", "check", "enforce_fail_on", "failing", "notes", "prepare", "run", "user_pages"]
+__all__ = ["Build", "FailOnError", "check", "enforce_fail_on", "fail_reasons", "failing", "notes", "prepare", "run", "user_pages"]
 
 
 class FailOnError(Exception):
-    """Tools have a status listed in the `fail_on` option."""
+    """Tools fail a gate of the `fail_on` option: a status, a quality code or a coverage threshold."""
 
-    def __init__(self, tools: list[Tool]):
-        names = ", ".join(f"{t.id} ({t.status.value})" for t in tools[:20])
+    def __init__(self, tools: list[Tool], reasons: dict[int, list[str]] | None = None):
+        reasons = reasons or {}
         more = f" and {len(tools) - 20} more" if len(tools) > 20 else ""
-        super().__init__(f"{len(tools)} tool(s) have a status listed in `fail_on`: {names}{more}")
+        if all(reasons.get(id(t), [f"status {t.status.value}"]) == [f"status {t.status.value}"] for t in tools):
+            names = ", ".join(f"{t.id} ({t.status.value})" for t in tools[:20])
+            super().__init__(f"{len(tools)} tool(s) have a status listed in `fail_on`: {names}{more}")
+        else:
+            names = ", ".join(f"{t.id} ({'; '.join(reasons.get(id(t), []))})" for t in tools[:20])
+            super().__init__(f"{len(tools)} tool(s) fail a `fail_on` gate: {names}{more}")
         self.tools = tools
+        self.reasons = reasons
 
 
 @dataclass
@@ -93,6 +99,7 @@ def prepare(
     options = options or Options()
     workspace = Path(os.path.abspath(workspace))
     catalog = harvest(workspace, options, skip=list(skip))
+    quality.add_findings(catalog)  # on the contracts alone: a finding never waits for a run
     user_pages = list(user_pages)
     placement = place(catalog, options, directory_urls, user_pages)
     catalog.diagnostics.extend(placement.diagnostics)
@@ -130,14 +137,32 @@ def notes(build: Build) -> list[Note]:
 
 
 def failing(build: Build) -> list[Tool]:
-    """The tools whose status is listed in `fail_on`."""
-    return [t for t in build.catalog.tools if t.status.value in build.options.fail_on]
+    """The tools that fail a gate of `fail_on` (a status, a quality code, a coverage threshold)."""
+    return [t for t in build.catalog.tools if fail_reasons(build, t)]
+
+
+def fail_reasons(build: Build, tool: Tool) -> list[str]:
+    """Why `tool` fails `fail_on`, one phrase per gate (`status failed`, `quality-name-style`,
+    `coverage inputs 0.5 below 0.8`); empty when it passes them all. A coverage dimension with no
+    goal has no score and passes any threshold."""
+    gates = build.options.fail_on
+    reasons = [f"status {tool.status.value}"] if tool.status.value in gates else []
+    codes = sorted({d.code for d in tool.diagnostics if d.code in quality.CODES and d.code in gates})
+    reasons += codes
+    thresholds = getattr(gates, "coverage_below", {})
+    if thresholds:
+        found = coverage.of(tool)
+        for name, lowest in thresholds.items():
+            score = found.score(name)
+            if score is not None and score < lowest:
+                reasons.append(f"coverage {name} {score:g} below {lowest:g}")
+    return reasons
 
 
 def enforce_fail_on(build: Build) -> None:
     bad = failing(build)
     if bad:
-        raise FailOnError(bad)
+        raise FailOnError(bad, {id(t): fail_reasons(build, t) for t in bad})
 
 
 def run(

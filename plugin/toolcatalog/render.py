@@ -27,7 +27,7 @@ import nh3
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
-from . import inline, pageview, schemaview
+from . import coverage, inline, pageview, schemaview
 from .formats import speccify
 from .model import FORMAT_TITLES, Catalog, Tool
 from .statuses import Status, tally
@@ -140,6 +140,7 @@ class Renderer:
         self.env.globals["driver_states"] = pageview.driver_states
         self.env.globals["difference_paths"] = pageview.difference_paths
         self.env.globals["install_link"] = pageview.install_link
+        self.env.globals["coverage_of"] = coverage.of
 
     def tool_page(
         self,
@@ -171,10 +172,22 @@ class Renderer:
         counts: dict[str, int] = {}
         for tool in catalog.tools:
             counts[tool.status.value] = counts.get(tool.status.value, 0) + 1
+        tools = pageview.sorted_tools(catalog.tools)
+        coverages = [coverage.of(tool) for tool in tools]
         return self.env.get_template(INDEX_TEMPLATE).render(
-            catalog=catalog, tools=pageview.sorted_tools(catalog.tools), counts={s: counts[s] for s in Status.values() if s in counts},
+            catalog=catalog, tools=tools, counts={s: counts[s] for s in Status.values() if s in counts},
             facets=facets(catalog), problems=pageview.problem_groups(catalog.diagnostics), url_for=url_for,
+            coverages=coverages, weakest=weakest(tools, coverages),
         )
+
+
+WEAKEST = 5  # contracts named in the index's summary
+
+
+def weakest(tools: list[Tool], coverages: list[Any]) -> list[tuple[Tool, Any]]:
+    """The least covered contracts (total below 1), lowest first, ties in the index's order."""
+    pairs = [(t, c) for t, c in zip(tools, coverages) if c.total is not None and c.total < 1]
+    return sorted(pairs, key=lambda pair: pair[1].total)[:WEAKEST]
 
 
 def _broken_page(tool: Tool, exc: Exception) -> str:
@@ -221,6 +234,7 @@ def tool_toc(tool: Tool) -> list[dict[str, Any]]:
     sections += [("contract", "Contract"), ("inputs", "Inputs"), ("outputs", "Outputs")]
     if tool.examples:
         sections.append(("examples", "Examples"))
+    sections.append(("coverage", "Coverage"))
     if tool.drivers:
         sections.append(("drivers", "Drivers"))
     if tool.checks:

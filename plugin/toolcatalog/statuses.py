@@ -74,3 +74,19 @@ def tally(statuses: "list[Any]") -> str:
     line = f"{values.count('passed')} passed, {values.count('failed')} failed, {values.count('skipped')} skipped"
     errors = values.count("error")
     return line + (f", {errors} error{'s' if errors != 1 else ''}" if errors else "")
+
+
+# Not verdicts, but values the `fail_on` option accepts besides the statuses (options.py cannot
+# import the modules that produce them): the contract quality finding codes (toolcatalog.quality)
+# and the coverage dimensions a threshold can name (toolcatalog.coverage; `total` is their mean).
+QUALITY_CODES = (
+    "quality-property-undescribed",
+    "quality-outputs-undescribed",
+    "quality-description-no-result",
+    "quality-description-no-when",
+    "quality-name-style",
+    "quality-near-duplicate",
+    "quality-examples-identical",
+)
+COVERAGE_DIMENSIONS = ("inputs", "outputs", "failure", "effects")
+COVERAGE_GATES = ("total", *COVERAGE_DIMENSIONS)

@@ -51,6 +51,7 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Any = None, diagnos
     data: dict[str, Any] = manifest.data
     tool.fields = data
     tool.body, tool.body_line = manifest.body, manifest.body_line
+    tool.lines = common.contract_lines(manifest)
 
     # Removed fields get their own message (and line); the rest goes through the schema.
     for key in REMOVED_FIELDS:

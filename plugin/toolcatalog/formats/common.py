@@ -28,6 +28,23 @@ class Sink:
         self.diagnostics.append(Diagnostic(WARNING, message, self.source, line, code))
 
 
+CONTRACT_KEYS = ("name", "id", "description", "inputs", "outputs")
+MAX_CONTRACT_LINES = 1000
+
+
+def contract_lines(manifest: Manifest) -> dict[str, int]:
+    """Where the contract's name, description and schema nodes are (`"inputs/properties/x"` ->
+    line): what quality findings (toolcatalog.quality) point at, kept on the tool because the
+    parse cache stores tools, not manifests. Bounded, so a huge schema cannot bloat the cache."""
+    out: dict[str, int] = {}
+    for path, line in manifest.lines.lines.items():
+        if path and path[0] in CONTRACT_KEYS and len(path) <= 12 and all(isinstance(p, str) for p in path):
+            out["/".join(path)] = line
+            if len(out) >= MAX_CONTRACT_LINES:
+                break
+    return out
+
+
 def read_manifest(path: Path, sink: Sink, max_bytes: int, raw: bytes | None = None) -> Manifest | None:
     """Read (unless its bytes are given as `raw`) and parse front matter; on failure record why
     and return None."""

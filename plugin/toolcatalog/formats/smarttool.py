@@ -336,6 +336,7 @@ def _parse_manifest(tool: Tool, path: Path, root: Path, max_bytes: int, found: _
     found.data = data
     tool.fields = data
     tool.body, tool.body_line = manifest.body, manifest.body_line
+    tool.lines = common.contract_lines(manifest)  # tool.source is this manifest by now
     groups: dict[str, list[Any]] = {}
     for error in jsonschemas.leaf_errors(jsonschemas.validate_bundled(MANIFEST_SCHEMA, data)):
         groups.setdefault(_rule_of(error), []).append(error)

@@ -122,6 +122,7 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Manifest | None = N
     data = manifest.data
     tool.fields = data
     tool.body, tool.body_line = manifest.body, manifest.body_line
+    tool.lines = common.contract_lines(manifest)
 
     name = data.get("name")
     if name is None:

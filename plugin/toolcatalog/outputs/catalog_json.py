@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
 
-from .. import jsonschemas
+from .. import coverage, jsonschemas, quality
 from ..jsonvalues import MAX_DEPTH, loads_limited
 from .._version import __version__
 from ..files import file_digest, read_capped
@@ -96,10 +96,20 @@ def tool_entry(tool: Tool, site: Site | None = None, origin: Origin | None = Non
         "checks": [c.as_dict() for c in tool.checks],
         "drivers": [driver_entry(d, tool) for d in tool.drivers],
         "sandbox": sandbox_entry(tool.sandbox),
+        "coverage": coverage.of(tool).as_dict(),
+        "quality": quality_entry(tool),
     }
     if tool.upstream is not None:
         entry["upstream"] = dict(tool.upstream)
     return entry
+
+
+def quality_entry(tool: Tool) -> dict[str, Any]:
+    codes: dict[str, int] = {}
+    for d in tool.diagnostics:
+        if d.code in quality.CODES:
+            codes[d.code] = codes.get(d.code, 0) + 1
+    return {"findings": sum(codes.values()), "codes": dict(sorted(codes.items()))}
 
 
 def sandbox_entry(report: SandboxReport | None) -> dict[str, Any] | None:

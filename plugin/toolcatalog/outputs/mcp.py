@@ -25,6 +25,9 @@ MCP export rules (all documented decisions, docs/catalog-json.md):
 - `name`: the tool id when it is already 1-128 characters of `[A-Za-z0-9_.-]`; otherwise every
   run of other characters becomes `_`, cut to 128; a clash with an earlier name (tools in id
   order) gets `_2`, `_3`, ... `_meta["toolcatalog/id"]` always carries the original id.
+- `_meta["toolcatalog/coverage"]`: the entry's coverage scores (`total` and one per dimension,
+  null where there is no goal) and `_meta["toolcatalog/quality-findings"]` its number of quality
+  findings (docs/coverage.md); the uncovered lists stay in the catalog entry.
 - `_meta` keys use the prefix `toolcatalog/`. MCP's rule for `_meta` keys: an optional prefix of
   dot-separated labels ending in `/`, reverse-DNS recommended (SHOULD), prefixes whose second
   label is `modelcontextprotocol` or `mcp` reserved. `toolcatalog/` is a valid one-label prefix
@@ -143,6 +146,10 @@ def tool_item(tool: Tool, name: str, site: Site, entry: dict[str, Any]) -> dict[
     meta[m + "verification"] = entry["verification"]
     meta[m + "provenance"] = entry["provenance"]
     meta[m + "digest"] = entry["entry_digest"]
+    if "coverage" in entry:  # the scores an agent weighs a tool by; the uncovered lists stay in the catalog
+        cov = entry["coverage"]
+        meta[m + "coverage"] = {"total": cov["total"], **{name: d["score"] for name, d in cov["dimensions"].items()}}
+        meta[m + "quality-findings"] = entry["quality"]["findings"]
     out["_meta"] = meta
     item = clean(out)
     if not MCP_NAME.match(item["name"]) or item["inputSchema"].get("type") != "object":

@@ -44,8 +44,39 @@
       }
     }
 
+    // The coverage column sorts the rows: lowest first, then (clicked again) highest first; tools
+    // without a score (-1) sort before every score. ?sort=coverage or ?sort=-coverage keeps it.
+    var sortButton = root.querySelector("button[data-tc-sort]");
+    var body = root.querySelector("table.tc-catalog tbody");
+    var sortKey = "";
+
+    function sortRows(key, updateUrl) {
+      sortKey = key;
+      var desc = key.charAt(0) === "-";
+      var ordered = rows.slice().sort(function (a, b) {
+        var order = Number(a.getAttribute("data-order")) - Number(b.getAttribute("data-order"));
+        if (!key) return order;
+        var diff = Number(a.getAttribute("data-coverage")) - Number(b.getAttribute("data-coverage"));
+        return (desc ? -diff : diff) || order;
+      });
+      ordered.forEach(function (row) { body.appendChild(row); });
+      if (sortButton) sortButton.parentNode.setAttribute("aria-sort", !key ? "none" : desc ? "descending" : "ascending");
+      if (updateUrl) {
+        var params = new URLSearchParams(window.location.search);
+        if (key) params.set("sort", key); else params.delete("sort");
+        var query = params.toString();
+        history.replaceState(history.state, "", window.location.pathname + (query ? "?" + query : "") + window.location.hash);
+      }
+    }
+
+    if (sortButton && body) {
+      sortButton.addEventListener("click", function () { sortRows(sortKey === "coverage" ? "-coverage" : "coverage", true); });
+    }
+
     function restore() {
       var params = new URLSearchParams(window.location.search);
+      var wanted = params.get("sort") || "";
+      if (body && (wanted === "coverage" || wanted === "-coverage")) sortRows(wanted, false);
       form.elements.q.value = params.get("q") || "";
       FACETS.forEach(function (f) {
         var value = params.get(f) || "";
