@@ -80,7 +80,7 @@ class Context:
             yield None
             return
         with sandbox_mod.prepare(self.sandbox, argv, cwd=cwd, env=env, workspace=self.workspace, network=network,
-                                 hidden=hidden, roots=self.roots, reads=reads, programs=programs) as launch:
+                                 hidden=hidden, roots=self.roots, reads=reads) as launch:
             yield launch
 
     def timeout_for(self, tool_timeout_ms: int | None = None) -> float:
