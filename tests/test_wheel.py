@@ -7,11 +7,14 @@ everything straight from the source tree.
 
 from __future__ import annotations
 
+import email
 import json
 import os
 import subprocess
 import sys
+import tarfile
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -31,12 +34,43 @@ def run(argv: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedP
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    dist = tmp_path_factory.mktemp("dist")
-    run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(REPO)], cwd=dist)
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sdist, and the wheel built from that sdist (as `python -m build` does by default), once."""
+    out = tmp_path_factory.mktemp("dist")
+    run([sys.executable, "-m", "build", "--outdir", str(out), str(REPO)], cwd=out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def wheel(dist: Path) -> Path:
     wheels = list(dist.glob("mkdocs_toolcatalog-*.whl"))
     assert len(wheels) == 1
     return wheels[0]
+
+
+def test_distributions_pass_twine_check_and_carry_the_license(dist: Path) -> None:
+    (sdist,) = dist.glob("mkdocs_toolcatalog-*.tar.gz")
+    (built,) = dist.glob("mkdocs_toolcatalog-*.whl")
+    check = run([sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(built)], cwd=dist)
+    assert check.stdout.count("PASSED") == 2, check.stdout
+    license_text = (REPO / "LICENSE").read_text(encoding="utf-8")
+    with tarfile.open(sdist) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+        assert "LICENSE" in names
+        member = archive.extractfile(f"{sdist.name[:-len('.tar.gz')]}/LICENSE")
+        assert member is not None and member.read().decode() == license_text
+    with zipfile.ZipFile(built) as archive:
+        licenses = [n for n in archive.namelist() if n.endswith(".dist-info/licenses/LICENSE")]
+        assert len(licenses) == 1 and archive.read(licenses[0]).decode() == license_text
+        metadata = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        fields = email.message_from_bytes(archive.read(metadata))
+    assert fields["License-Expression"] == "MIT" and fields["License-File"] == "LICENSE"
+    urls = dict(value.split(", ", 1) for value in fields.get_all("Project-URL"))
+    assert {"Homepage", "Source", "Issues", "Documentation"} <= set(urls)
+    assert all(url.startswith("https://") for url in urls.values())
+    classifiers = fields.get_all("Classifier")
+    assert "Framework :: MkDocs" in classifiers and "Operating System :: POSIX :: Linux" in classifiers
+    assert any(c.startswith("Programming Language :: Python :: 3.1") for c in classifiers)
 
 
 def new_venv(where: Path, *requirements: str) -> Path:

@@ -16,6 +16,7 @@ timeout.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
@@ -37,11 +38,26 @@ from .judge import documents_failure, excerpt, last_line, settle, settle_failure
 STDERR_TAIL = 64 * 1024
 
 
-def command(driver: Driver, ctx: Context) -> tuple[list[str] | None, str]:
+@functools.lru_cache(maxsize=1)
+def sdk_problem() -> str | None:
+    """Why the MCP SDK cannot be used, or None. An SDK that is installed but fails to import (an
+    old `mcp` against a newer pydantic does) is reported with its import error, not as missing."""
     try:
-        import mcp  # noqa: F401
-    except ImportError:
-        return None, "not run: the MCP SDK is not installed (pip install 'mkdocs-toolcatalog[mcp]')"
+        from mcp import ClientSession, StdioServerParameters  # noqa: F401
+        from mcp.client.stdio import stdio_client  # noqa: F401
+    except ModuleNotFoundError as error:
+        if error.name == "mcp":
+            return "the MCP SDK is not installed (pip install 'mkdocs-toolcatalog[mcp]')"
+        return f"the MCP SDK does not import: {type(error).__name__}: {error}"
+    except Exception as error:  # an SDK broken against its dependencies raises anything at import
+        return f"the MCP SDK does not import: {type(error).__name__}: {error}"
+    return None
+
+
+def command(driver: Driver, ctx: Context) -> tuple[list[str] | None, str]:
+    problem = sdk_problem()
+    if problem:
+        return None, f"not run: {problem}"
     fields = driver.fields
     transport = fields.get("transport", "stdio")
     if transport != "stdio":
