@@ -49,8 +49,11 @@ ATTACKER_KEY = "the-attackers-own-key-" + "a" * 32
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX processes and the Linux sandbox")
 
-# Behaves (echoes its input, writes nothing) unless a file beside mkdocs.yml says otherwise: a
-# file outside the tool's folder, so the key the attacker runs under is the victim's key too.
+# Behaves (echoes its input, writes nothing) unless a file beside mkdocs.yml says otherwise. The
+# run sees that file only with `sandbox_workspace: all`, and then the whole workspace is in every
+# result's key: a committed result made while the tool behaved is under another key. So the
+# attacker forges one: the passing outcome, renamed to the key the misbehaving tree has
+# (`forge_cache_entry`, `forge_results_file`).
 SWITCHED = """\
 import json, os, sys
 data = json.load(sys.stdin)
@@ -66,17 +69,56 @@ else:
 
 def sneaky_workspace(root: Path, **plugin: Any) -> Path:
     speccify_tool(root, "sneaky", [("one", {"x": 1}, {"x": 1})], files={f"{PLATFORM}.py": SWITCHED})
-    mkdocs_project(root, {"sandbox": SANDBOX, **plugin})
+    mkdocs_project(root, {"sandbox": SANDBOX, "sandbox_workspace": "all", **plugin})
     return root
 
 
-def attackers_run(root: Path, *args: str) -> None:
+def attacker_key() -> Any:
+    from toolcatalog import sealing
+    return sealing.Key.from_text(ATTACKER_KEY, "the attacker")
+
+
+def forge_cache_entry(root: Path, folder: Path) -> None:
+    """The attacker's run while the tool behaves left one entry in `folder`; make it the entry of
+    the tree with `evil` in it: run again there (a second entry, under the victim's key), then
+    write the passing outcome under that key, sealed with the attacker's own key."""
+    from toolcatalog.conformance import cache as cache_mod
+
+    (benign,) = folder.glob("??/*.json")
+    write(root / "evil", "now the tool writes files and prints the wrong answer")
+    attackers_run(root, "--sandbox", SANDBOX, behaves=False)
+    (victim,) = [p for p in folder.glob("??/*.json") if p != benign]
+    passing = json.loads(benign.read_text(encoding="utf-8").partition("\n")[2])
+    passing["key"] = json.loads(victim.read_text(encoding="utf-8").partition("\n")[2])["key"]
+    victim.write_text(attacker_key().seal(cache_mod.LABEL, json.dumps(passing)), encoding="utf-8")
+    benign.unlink()
+
+
+def forge_results_file(root: Path, forged: Path) -> None:
+    """As forge_cache_entry, for a results file: the passing result, keyed and sealed for the
+    tree with `evil` in it (the attacker runs that tree too, only to learn its key)."""
+    from toolcatalog.conformance import resultsfile
+
+    passing = json.loads(forged.read_text(encoding="utf-8"))
+    write(root / "evil", "misbehave")
+    learned = forged.with_name("learned.json")
+    attackers_run(root, "--no-cache", "--sandbox", SANDBOX, "--results-out", str(learned), behaves=False)
+    key = json.loads(learned.read_text(encoding="utf-8"))["results"][0]["key"]
+    learned.unlink()
+    result = passing["results"][0]
+    result["key"] = key
+    fields = resultsfile.Result(result["key"], result["tool"], result["format"], result["source"], result["seconds"], result["outcome"])
+    result["mac"] = attacker_key().mac(resultsfile.LABEL, resultsfile.seal_payload(fields))
+    forged.write_text(json.dumps(passing), encoding="utf-8")
+
+
+def attackers_run(root: Path, *args: str, behaves: bool = True) -> None:
     """The attacker, on their machine (their own key, their own cache folder), runs the tool while
     it behaves and keeps what the build wrote: a cache entry or a results file under the key the
     victim will compute."""
     env = {"TOOLCATALOG_RESULTS_KEY": ATTACKER_KEY, "XDG_CACHE_HOME": str(root.parent / "attacker-cache")}
     done = toolcatalog_process("check", str(root), *args, env=env)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == (0 if behaves else 1), done.stdout + done.stderr
 
 
 def sneaky_entry(site_root: Path) -> dict[str, Any]:
@@ -101,9 +143,9 @@ def test_a_committed_results_cache_entry_does_not_make_a_failing_tool_pass(tmp_p
     root = sneaky_workspace(tmp_path / "repo", cache_dir=OLD_DEFAULT_CACHE)
     attackers_run(root, "--sandbox", SANDBOX)  # the attacker's entries land in <repo>/.cache/plugin/toolcatalog
     assert list((root / OLD_DEFAULT_CACHE).rglob("*.json")), "the attacker has entries to commit"
+    forge_cache_entry(root, root / OLD_DEFAULT_CACHE)
     if where == "old default location":  # the victim's mkdocs.yml leaves cache_dir alone
-        mkdocs_project(root, {"sandbox": SANDBOX})
-    write(root / "evil", "now the tool writes files and prints the wrong answer")
+        mkdocs_project(root, {"sandbox": SANDBOX, "sandbox_workspace": "all"})
 
     result = build(root, check=False)  # the victim's CI build of the pull request
     assert_caught(sneaky_entry(root))
@@ -117,7 +159,7 @@ def test_an_unsealed_or_resealed_cache_entry_is_refused_with_a_warning(tmp_path:
 
     root = sneaky_workspace(tmp_path / "repo", cache_dir=OLD_DEFAULT_CACHE)
     attackers_run(root, "--sandbox", SANDBOX)
-    write(root / "evil", "misbehave")
+    forge_cache_entry(root, root / OLD_DEFAULT_CACHE)
     entries = sorted((root / OLD_DEFAULT_CACHE).glob("??/*.json"))
     assert len(entries) == 1
     text = entries[0].read_text(encoding="utf-8")
@@ -138,7 +180,7 @@ def test_an_unsealed_or_resealed_cache_entry_is_refused_with_a_warning(tmp_path:
 def test_a_committed_results_file_does_not_make_a_failing_tool_pass(tmp_path: Path) -> None:
     root = sneaky_workspace(tmp_path / "repo", results=["results"])  # the documented CI setup
     attackers_run(root, "--no-cache", "--sandbox", SANDBOX, "--results-out", str(root / "results" / "forged.json"))
-    write(root / "evil", "misbehave")
+    forge_results_file(root, root / "results" / "forged.json")
     result = build(root, check=False)
     assert_caught(sneaky_entry(root))
     assert "from results files" not in result.stderr
@@ -151,10 +193,10 @@ def test_a_results_file_claiming_this_builds_key_is_refused_with_a_warning(tmp_p
     root = sneaky_workspace(tmp_path / "repo", results=["results"])
     forged = root / "results" / "forged.json"
     attackers_run(root, "--no-cache", "--sandbox", SANDBOX, "--results-out", str(forged))
+    forge_results_file(root, forged)
     document = json.loads(forged.read_text(encoding="utf-8"))
     document["key_id"] = sealing.build_key(root).id  # published in every results file: no secret
     forged.write_text(json.dumps(document), encoding="utf-8")
-    write(root / "evil", "misbehave")
     result = build(root, check=False)
     assert re.search(r"WARNING .*forged\.json: 1 of 1 results do not match their seal", result.stderr), result.stderr
     assert_caught(sneaky_entry(root))
@@ -477,3 +519,41 @@ def test_fuzz_no_cache_entry_is_used_once_changed(tmp_path: Path, flips: list[tu
     found = store.lookup(digest)  # never raises
     if bytes(data) != original:
         assert found is None or found == (OUTCOME, 1.5), "a changed entry was accepted"
+
+
+def test_a_folder_chain_deeper_than_the_recursion_limit_is_keyed_to_its_bottom(tmp_path: Path) -> None:
+    from toolcatalog import files
+    from toolcatalog.sandbox import nofollow
+
+    root = tmp_path / "tool"
+    root.mkdir()
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        for _ in range(1500):  # past Python's recursion limit: os.walk on 3.11 would raise RecursionError
+            os.mkdir("d", dir_fd=fd)
+            child = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        bottom = os.open("code.py", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(bottom, b"print('a')\n")
+        os.close(bottom)
+        before = files.hash_tree(root)
+        bottom = os.open("code.py", os.O_WRONLY | os.O_TRUNC, dir_fd=fd)
+        os.write(bottom, b"print('b')\n")
+        os.close(bottom)
+        assert files.hash_tree(root) != before  # code at the bottom of the chain is in the key
+    finally:
+        os.close(fd)
+        nofollow.remove(str(root))  # pytest's own clean-up recurses
+
+
+def test_a_widened_view_is_part_of_every_key(tmp_path: Path) -> None:
+    """With `sandbox_workspace: all` a run reads the whole workspace: a file beside mkdocs.yml that
+    switches the tool's behaviour must make it run again, not reuse the result sealed before."""
+    root = sneaky_workspace(tmp_path / "repo", sandbox_workspace="all")
+    build(root)
+    assert catalog(root)["tools"][0]["status"] == "passed"
+    write(root / "evil", "now the tool writes files and prints the wrong answer")
+    result = build(root, check=False)
+    assert re.search(r"checked 1 tools in [0-9.]+s: 1 processes started", result.stderr), result.stderr
+    assert_caught(sneaky_entry(root))

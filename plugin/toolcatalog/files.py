@@ -16,7 +16,7 @@ import tempfile
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 class ReadError(Exception):
     """A file that `read_capped` refuses; `code` says why (`too-large`, `not-a-file`, `outside`, `unreadable`)."""
@@ -135,7 +135,7 @@ MAX_HASHED_BYTES = 256 * 1024 * 1024
 MAX_HASHED_FILES = 20_000
 
 
-def hash_tree(root: Path) -> str:
+def hash_tree(root: Path, exclude: Iterable[str] = ()) -> str:
     """A hash of every entry's relative path, kind, mode and content below `root` (`.git` aside).
 
     Nothing is ever followed or opened that could block or never end: a symbolic link is
@@ -149,21 +149,31 @@ def hash_tree(root: Path) -> str:
     if not root.is_dir():
         _hash_entry(digest, root, root.name, budget)
         return digest.hexdigest()
-    for current, dirs, files in os.walk(root):  # never descends into linked folders
-        keep = []
-        for name in sorted(dirs):
-            if name in _SKIP_DIRS:
-                continue
-            full = Path(current, name)
-            if full.is_symlink():
-                _hash_entry(digest, full, full.relative_to(root).as_posix(), budget)
-            else:
+    # An explicit stack, not os.walk (which recurses on Python 3.11): a tool folder may hold a
+    # folder chain deeper than the recursion limit. Each folder's entries are hashed in name
+    # order before its subfolders, which are visited in name order: the same order as before.
+    left_out = {os.path.abspath(p) for p in exclude}  # folders not hashed (absolute paths)
+    pending = [root]
+    while pending:
+        current = pending.pop()
+        try:
+            entries = sorted(os.scandir(current), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        folders: list[Path] = []
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False) and entry.name not in _SKIP_DIRS and os.path.abspath(entry.path) not in left_out:
+                full = Path(entry.path)
                 digest.update(full.relative_to(root).as_posix().encode("utf-8", "surrogateescape") + b"\0folder\0")
-                keep.append(name)
-        dirs[:] = keep
-        for name in sorted(files):
-            full = Path(current, name)
+                folders.append(full)
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                continue  # a folder: hashed above (or left out)
+            if entry.is_symlink() and entry.name in _SKIP_DIRS and entry.is_dir():
+                continue
+            full = Path(entry.path)
             _hash_entry(digest, full, full.relative_to(root).as_posix(), budget)
+        pending.extend(reversed(folders))
     return digest.hexdigest()
 
 

@@ -30,6 +30,7 @@ from typing import Any, Callable
 from .. import sandbox, sealing
 from .._version import __version__
 from ..formats.smarttool import RUNTIME_RULE_IDS
+from ..files import hash_tree
 from ..model import Catalog, Note, Tool
 from ..statuses import Status
 from ..options import Options
@@ -73,6 +74,8 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
     planners = PLANNERS if planners is None else planners
     started = time.monotonic()
     ctx = make_context(options, catalog.root)
+    if _widened(ctx.sandbox):  # the default view never shows them anyway: no mounts to spend
+        ctx.unseen = _build_folders(catalog, options)
     stats = Stats(sandbox=_sandbox_line(ctx))
     store = _result_cache(catalog.root, options, stats)
     common = [
@@ -93,6 +96,7 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
         options.max_output_bytes,
         ctx.sandbox.key(),
         sorted(options.allow_network),
+        _widened_view_digest(ctx, catalog.root, ctx.unseen),
     ]
 
     keyer = cache_mod.Keyer(common)
@@ -195,6 +199,34 @@ def _result_cache(workspace: Path, options: Options, stats: Stats) -> cache_mod.
         stats.notes.append(sealing.no_key_note(exc))
         return cache_mod.ResultCache(None)
     return cache_mod.ResultCache(sealing.cache_dir(workspace, options.cache_dir), key)
+
+
+def _widened(facts: sandbox.Facts) -> bool:
+    """Runs see more of the workspace than their own folders (`sandbox_workspace`)."""
+    return facts.mechanism is not None and (facts.workspace != "tool" or bool(facts.workspace_extra))
+
+
+def _build_folders(catalog: Catalog, options: Options) -> list[str]:
+    """The build's own folders inside the workspace (the site's docs and output folders, the cache
+    folder): never shown to a run, so a widened view's key can leave them out (they change with
+    every build) without a run seeing anything its key does not cover."""
+    root = os.path.realpath(catalog.root)
+    folders = [os.path.realpath(os.path.join(root, rel)) for rel in catalog.search.skipped] if catalog.search else []
+    if options.cache:
+        folders.append(os.path.realpath(sealing.cache_dir(catalog.root, options.cache_dir)))
+    return sorted({f for f in folders if f != root and f.startswith(root + os.sep)})
+
+
+def _widened_view_digest(ctx: Context, workspace: Path, unseen: list[str]) -> list[str]:
+    """What a `sandbox_workspace` wider than a run's own folders shows it, hashed: a run may read
+    it, so a result must not outlive a change to it (a file beside mkdocs.yml that switches a
+    tool's behaviour). `tool` (the default) adds nothing: each runner keys its own folders."""
+    facts = ctx.sandbox
+    if not _widened(facts):
+        return []
+    if facts.workspace == "all":
+        return [hash_tree(workspace, exclude=unseen)]
+    return [hash_tree(Path(workspace, folder), exclude=unseen) for folder in facts.workspace_extra]
 
 
 def crash_outcome(tool: Tool, exc: BaseException | None, when: str) -> Outcome:

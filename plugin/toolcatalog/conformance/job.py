@@ -49,6 +49,7 @@ class Context:
     scrub: Scrub  # this machine's paths out of any text a run produces (see scrub.py)
     sandbox: sandbox_mod.Facts  # probed once per build
     roots: list[Path] = field(default_factory=list)  # folders searched outside the workspace (`paths: [../x]`)
+    unseen: list[str] = field(default_factory=list)  # the build's own folders in the workspace: hidden from every run
 
     def run(self, argv: list[str], *, cwd: Path, stdin: bytes | None, timeout_s: float, env: dict[str, str],
             network: bool = False, hidden: list[str] | None = None, reads: list[Path] | None = None,
@@ -60,7 +61,7 @@ class Context:
             if facts.mode == "required":  # the engine refuses such tools first; never run them anyway
                 return Spawned(ProcessResult(argv, None, b"", b"", False, False, False, 0.0, error=f"not run: {facts.reason}"), None, None)
             return Spawned(run_process(argv, cwd=cwd, stdin=stdin, timeout_s=timeout_s, env=env, max_stdout=cap), None, None)
-        with sandbox_mod.prepare(facts, argv, cwd=cwd, env=env, workspace=self.workspace, network=network, hidden=hidden,
+        with sandbox_mod.prepare(facts, argv, cwd=cwd, env=env, workspace=self.workspace, network=network, hidden=[*(hidden or []), *self.unseen],
                                  roots=self.roots, reads=reads, programs=programs) as launch:
             if launch.refusal:  # its program or folder lies outside what the sandbox shows
                 return Spawned(ProcessResult(list(argv), None, b"", b"", False, False, False, 0.0, error=launch.refusal), None, None)
@@ -80,7 +81,7 @@ class Context:
             yield None
             return
         with sandbox_mod.prepare(self.sandbox, argv, cwd=cwd, env=env, workspace=self.workspace, network=network,
-                                 hidden=hidden, roots=self.roots, reads=reads) as launch:
+                                 hidden=[*(hidden or []), *self.unseen], roots=self.roots, reads=reads) as launch:
             yield launch
 
     def timeout_for(self, tool_timeout_ms: int | None = None) -> float:
