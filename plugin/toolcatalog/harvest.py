@@ -22,6 +22,17 @@ from .parsecache import ParseCache
 NOT_CHECKED = "not run: this build did not run examples and checks"
 
 
+def invalid_reason(tool: Tool) -> str:
+    """Why an invalid tool is invalid, in one line: its first error, and how many more there
+    are. This comes first wherever a status is explained (catalog, `check` table, pages); what a
+    run could not do ("no linux.<ext>", "no `examples`") is secondary for an invalid tool."""
+    errors = [d for d in tool.diagnostics if d.severity == ERROR]
+    if not errors:
+        return ""
+    more = f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    return errors[0].message + more
+
+
 def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | None = None) -> Catalog:
     """Harvest every manifest under `workspace` (a folder; usually the one holding mkdocs.yml)."""
     options = options or Options()
@@ -77,7 +88,7 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
     catalog.drivers.sort(key=lambda d: (d.id, d.source))
     for tool in catalog.tools:
         tool.status = Status.INVALID if not tool.valid else Status.NOT_RUN
-        tool.status_detail = NOT_CHECKED if tool.valid else ""
+        tool.status_detail = NOT_CHECKED if tool.valid else invalid_reason(tool)
         for example in tool.examples:
             example.detail = NOT_CHECKED
     return catalog

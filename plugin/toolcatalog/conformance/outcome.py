@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from .. import jsonschemas
+from ..harvest import invalid_reason
 from ..model import Capability, Check, Run, Tool
 from ..observed import SandboxReport
 from ..statuses import CheckStatus, ExampleStatus, Status
@@ -35,7 +36,8 @@ def valid_outcome(tool: Tool, outcome: Any) -> bool:
 def apply(tool: Tool, outcome: Outcome) -> None:
     """Put an outcome (fresh or cached) on the model."""
     tool.status = Status.INVALID if not tool.valid else Status(outcome["status"])
-    tool.status_detail = outcome.get("status_detail", "")
+    # An invalid tool's status is explained by why it is invalid, never by what a run could not do.
+    tool.status_detail = (invalid_reason(tool) if not tool.valid else "") or outcome.get("status_detail", "")
     tool.processes = int(outcome.get("processes", 0))
     for example, result in zip(tool.examples, outcome.get("examples", [])):
         example.status = ExampleStatus(result["status"])
