@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from manifests import ECHO_STDIN_PY, front_matter, speccify_tool, write
-from sitebuild import run_check, tool_of
+import pytest
+
+from manifests import ECHO_STDIN_PY, aip_tool, front_matter, speccify_tool, write
+from sitebuild import CORPUS, run_check, tool_of
 from toolcatalog.harvest import harvest
 from toolcatalog.model import ERROR
 from toolcatalog.options import Options
@@ -77,3 +79,83 @@ def test_front_matter_below_a_heading_is_still_misplaced_front_matter(tmp_path: 
     tool = _speccify_at(tmp_path, "# t\n\n---\nname: t\ndescription: d\n---\nbody\n")
     (diagnostic,) = tool.diagnostics
     assert diagnostic.code == "frontmatter-position" and diagnostic.line == 3
+
+
+# -- a descriptor without `manifest`: the kit's skips -------------------------------------------------
+
+
+def test_a_descriptor_without_manifest_skips_every_manifest_rule_like_the_kit(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    write(dist / "smart-tool.json", json.dumps({"cli_argv": ["python3", "cli.py"]}))
+    write(dist / "pyproject.toml", '[project]\nname = "s"\nversion = "0.1.0"\n')
+    write(dist / "src/s/SMART_TOOL.md", "---\nsmart_tool_format: 1\nname: s\nversion: 0.2.0\nextra: 1\n---\nbody\n")
+    (tool,) = harvest(tmp_path, Options(cache=False)).tools
+    verdicts = {c.id: (c.status.value, c.detail) for c in tool.checks}
+    assert verdicts["manifest-frontmatter-parses"] == ("skipped", "no manifest to parse")
+    for rule in ("manifest-fields-closed", "manifest-required-fields", "manifest-name-format",
+                 "manifest-version-matches-package", "manifest-requires-shape"):
+        assert verdicts[rule] == ("skipped", "manifest not available"), rule
+    assert verdicts["manifest-single-per-root"][0] == "passed"
+    (warning,) = [d for d in tool.diagnostics if d.code == "descriptor-manifest"]
+    assert "src/s/SMART_TOOL.md" in warning.message and '"manifest"' in warning.message
+    assert "version-mismatch" not in codes(tool)  # the unread manifest is not judged
+
+
+def test_a_descriptor_without_manifest_still_reads_the_roots_manifest_like_the_kit(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    write(dist / "smart-tool.json", json.dumps({"cli_argv": ["python3", "cli.py"]}))
+    write(dist / "SMART_TOOL.md", "---\nsmart_tool_format: 1\nname: s\nextra: 1\n---\nbody\n")
+    (tool,) = harvest(tmp_path, Options(cache=False)).tools
+    verdicts = {c.id: c.status.value for c in tool.checks}
+    assert verdicts["manifest-frontmatter-parses"] == "passed"
+    assert verdicts["manifest-fields-closed"] == "failed"
+
+
+# -- a multi-tool driver with some tools absent ------------------------------------------------------
+
+
+def _two_tool_driver(root: Path) -> None:
+    aip_tool(root, "demo.echo", [{"name": "echo", "input": {"text": "hi"}, "output": {"text": "hi"}}])
+    write(root / ".drivers/echo-cli/echo.py", ECHO_STDIN_PY)
+    write(root / ".drivers/echo-cli/DRIVER.md", front_matter({
+        "name": "Echo", "id": "echo-cli", "description": "d", "version": "1.0.0", "kind": "cli",
+        "bin": "python3", "bin_args": ["echo.py"],
+        "implements": [
+            {"tool": ".tools/demo.echo/TOOL.md", "version": "^1.0.0"},
+            {"tool": ".tools/demo.shout/TOOL.md", "version": "^1.0.0"},
+            {"tool": "demo.whisper", "version": "^1.0.0"},
+        ],
+    }))
+
+
+def test_a_driver_stays_valid_for_the_tools_present_and_names_the_absent_ones(tmp_path: Path) -> None:
+    _two_tool_driver(tmp_path)
+    catalog = harvest(tmp_path, Options(cache=False))
+    (driver,) = catalog.drivers
+    assert driver.valid, [d.message for d in driver.diagnostics]
+    (warning,) = driver.diagnostics
+    assert warning.code == "driver-tools-absent" and warning.severity == "warning"
+    assert "'.tools/demo.shout/TOOL.md'" in warning.message and "'demo.whisper'" in warning.message
+    assert warning.line is not None
+    assert [d.id for d in tool_of(catalog, "demo.echo").drivers] == ["echo-cli"]
+    assert not [d for d in catalog.diagnostics if d.code == "driver-orphan"]
+
+
+def test_the_corpus_image_driver_is_valid_for_image_create(tmp_path: Path) -> None:
+    if not (CORPUS / "agentproto").is_dir():
+        pytest.skip("the shared corpus is not here")
+    catalog = harvest(CORPUS / "agentproto", Options(
+        cache=False, paths=["tools/image.create/TOOL.md", "drivers/openai-images-http-2/DRIVER.md"]))
+    (driver,) = catalog.drivers
+    assert driver.valid, [d.message for d in driver.diagnostics if d.severity == ERROR]
+    (absent,) = [d for d in driver.diagnostics if d.code == "driver-tools-absent"]
+    assert "image-edit" in absent.message and "image-variation" in absent.message
+    assert [d.id for d in tool_of(catalog, "image.create").drivers] == [driver.id]
+
+
+def test_a_driver_with_absent_tools_still_runs_the_tool_present(tmp_path: Path) -> None:
+    _two_tool_driver(tmp_path)
+    catalog, _ = run_check(tmp_path)
+    tool = tool_of(catalog, "demo.echo")
+    assert tool.drivers[0].run_status.get("demo.echo") == "ran", tool.drivers[0].run_status
+    assert tool.examples[0].runs, tool.status_detail  # it ran (what it printed is not the point here)

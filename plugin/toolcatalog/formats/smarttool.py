@@ -10,8 +10,10 @@ The conformance kit's static rules are decided here, from what parsing found
 (`tool.checks`); a rule whose precondition does not hold (no manifest, front
 matter that does not parse, no package version) is `skipped` with the reason.
 Where the kit reads a manifest, so does this parser; in addition, a root with
-no descriptor, or a descriptor that names no manifest, has its manifest looked
-for in `src/<package>/` too (the layout the spec moved to), which the kit does not.
+no descriptor has its manifest looked for in `src/<package>/` too (the layout
+the spec moved to), which the kit does not. A descriptor without `manifest` gets
+the kit's verdicts: only the root's SMART_TOOL.md is read, and without one every
+rule that reads a manifest is skipped ("manifest not available").
 """
 
 from __future__ import annotations
@@ -119,7 +121,7 @@ def _static_checks(found: _Findings) -> list[Check]:
         out.append(check("manifest-frontmatter-parses", skipped, "no manifest to parse"))
     else:
         out.append(by_problems("manifest-frontmatter-parses", found.parse_problems))
-    unavailable = "no manifest to check" if not found.manifest_read else "the front matter did not parse"
+    unavailable = "manifest not available" if not found.manifest_read else "the front matter did not parse"
     for rule in ("manifest-fields-closed", "manifest-required-fields", "manifest-field-shapes"):
         out.append(check(rule, skipped, unavailable) if data is None else by_problems(rule, found.by_rule.get(rule)))
     if data is None or "name" not in data:
@@ -209,9 +211,18 @@ def parse_distribution(descriptor_path: Path, workspace: Path, max_bytes: int, i
             named = True
             manifest_path = _named_manifest(ref, root, _json_line(text, ["manifest"]), sink, found)
     if not named:
-        # The kit still checks the root's SMART_TOOL.md then (we also look in src/<package>/).
+        # The kit then checks the root's SMART_TOOL.md and nothing else: a manifest elsewhere (in
+        # src/<package>/) is "not available", and every rule that reads one is skipped, as here.
         found.manifest_named.append("smart-tool.json does not name a manifest (see descriptor-present)")
-        manifest_path = _primary(inside, root)
+        manifest_path = next((p for p in inside if p.parent == root), None)
+        if manifest_path is None and inside:
+            elsewhere = relative(inside[0], root)
+            sink.warning(
+                f"smart-tool.json names no manifest, so {elsewhere} is not read (the conformance kit reads only "
+                f"a SMART_TOOL.md at the root then); add \"manifest\": \"{elsewhere}\" to smart-tool.json",
+                _json_line(text, []) if text else None,
+                "descriptor-manifest",
+            )
     if manifest_path is not None:
         tool.source = relative(manifest_path, workspace)
         tool.abs_path = manifest_path
