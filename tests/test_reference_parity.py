@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from manifests import ECHO_STDIN_PY, aip_tool, front_matter, speccify_tool, write
-from sitebuild import CORPUS, run_check, tool_of
+from sitebuild import CORPUS, build, catalog, mkdocs_project, run_check, tool_of
 from toolcatalog.harvest import harvest
 from toolcatalog.model import ERROR
 from toolcatalog.options import Options
@@ -159,3 +159,23 @@ def test_a_driver_with_absent_tools_still_runs_the_tool_present(tmp_path: Path) 
     tool = tool_of(catalog, "demo.echo")
     assert tool.drivers[0].run_status.get("demo.echo") == "ran", tool.drivers[0].run_status
     assert tool.examples[0].runs, tool.status_detail  # it ran (what it printed is not the point here)
+
+
+# -- a user page at a tool's URL --------------------------------------------------------------------
+
+
+def test_a_user_page_at_a_tools_url_keeps_it_gives_the_tool_its_own_url_and_fails_strict(tmp_path: Path) -> None:
+    speccify_tool(tmp_path, "setup", [("one", {"a": 1}, {"a": 1})])
+    speccify_tool(tmp_path, "other", [("one", {"a": 1}, {"a": 1})])
+    write(tmp_path / "docs/tools/setup.md", "# Our own setup page\n")
+    mkdocs_project(tmp_path, {"run_examples": False})
+    result = build(tmp_path, "--strict", check=False)
+    assert result.returncode != 0
+    assert "the site's own page tools/setup.md has the URL of tool 'setup'" in result.stderr
+    assert "the tool's page is at tools/setup_2/" in result.stderr
+    build(tmp_path)
+    site = tmp_path / "site"
+    assert "Our own setup page" in (site / "tools/setup/index.html").read_text()
+    entry = next(t for t in catalog(tmp_path)["tools"] if t["id"] == "setup")
+    assert entry["url"] == "tools/setup_2/"
+    assert "setup" in (site / "tools/setup_2/index.html").read_text()
