@@ -14,7 +14,7 @@ import pytest
 from manifests import ECHO_STDIN_PY, aip_tool, front_matter, speccify_tool, write
 from sitebuild import CORPUS, build, catalog, mkdocs_project, run_check, tool_of
 from toolcatalog.harvest import harvest
-from toolcatalog.model import ERROR
+from toolcatalog.model import ERROR, Tool
 from toolcatalog.options import Options
 from toolcatalog.statuses import Status
 
@@ -179,3 +179,62 @@ def test_a_user_page_at_a_tools_url_keeps_it_gives_the_tool_its_own_url_and_fail
     entry = next(t for t in catalog(tmp_path)["tools"] if t["id"] == "setup")
     assert entry["url"] == "tools/setup_2/"
     assert "setup" in (site / "tools/setup_2/index.html").read_text()
+
+
+# -- the smart-tools kit's YAML subset --------------------------------------------------------------
+
+# Front matter (after the fixed head below) -> what the kit's reader does with it, read off the
+# kit's behaviour (`conformance/run.py`): "F" it fails manifest-frontmatter-parses at that file line;
+# "M" it parses but misreads the value at that line; "P" it reads it as YAML does. The construct's
+# words are what our warning names.
+HEAD = "smart_tool_format: 1\nname: s\nversion: 0.1.0\ndescription: d\n"  # file lines 2-5
+KIT_READER = {
+    "use_cases:\n  - one\n  - two\nplatforms:\n  - linux\n": ("P", None, ""),
+    "use_cases:\n  - >-\n    one that\n    wraps\nplatforms:\n  - linux\n": ("F", 8, "`- >-`"),
+    "use_cases:\n  - one that\n    wraps\nplatforms:\n  - linux\n": ("F", 8, "list item continued on the next line"),
+    "use_cases:\n- one\nplatforms:\n  - linux\n": ("F", 7, "at the indentation of its key"),
+    "use_cases:\n  - one\nplatforms: [linux, macos]\n": ("M", 8, "flow-style value `platforms: [linux, macos]`"),
+    "use_cases:\n  - one\nplatforms:\n  - linux\nrequires: []\n": ("M", 10, "fails `manifest-requires-shape`"),
+    "use_cases:\n  - one\nplatforms:\n  - linux\nrequires:\n  - name: gh\n    purpose: >\n      a\n      b\n    install: https://x\n":
+        ("P", None, ""),
+    "use_cases:\n  - one\nplatforms:\n  - linux\nrequires:\n  - purpose: >\n      a b\n    name: gh\n    install: https://x\n":
+        ("F", 11, "`>` block as the first key"),
+}
+
+
+def _smart_manifest(tmp_path: Path, front: str) -> Tool:
+    write(tmp_path / "dist/pyproject.toml", '[project]\nname = "s"\nversion = "0.1.0"\n')
+    write(tmp_path / "dist/smart-tool.json", json.dumps({"manifest": "SMART_TOOL.md", "cli_argv": ["s"]}))
+    (tmp_path / "dist/SMART_TOOL.md").write_text("---\n" + HEAD + front + "---\nbody\n", encoding="utf-8")
+    (tool,) = harvest(tmp_path, Options(cache=False)).tools
+    return tool
+
+
+@pytest.mark.parametrize("front", sorted(KIT_READER))
+def test_kit_yaml_subset_warns_where_the_kits_reader_fails(tmp_path: Path, front: str) -> None:
+    verdict, line, words = KIT_READER[front]
+    tool = _smart_manifest(tmp_path, front)
+    assert tool.valid, [d.message for d in tool.diagnostics]  # YAML 1.2: valid, our verdicts stand
+    kit = [d for d in tool.diagnostics if d.code == "kit-yaml-subset"]
+    parses = next(c for c in tool.checks if c.id == "manifest-frontmatter-parses")
+    assert parses.status.value == "passed"
+    if verdict == "P":
+        assert kit == [] and parses.detail == ""
+        return
+    (warning,) = kit
+    assert warning.severity == "warning" and warning.line == line and words in warning.message
+    assert warning.path == "dist/SMART_TOOL.md"
+    if verdict == "F":
+        assert "fails `manifest-frontmatter-parses` and skips the five rules" in warning.message
+        assert f"fails on line {line}" in parses.detail and "skips the next five" in parses.detail
+    else:
+        assert "reads this valid YAML differently" in warning.message
+
+
+def test_json_front_matter_is_named(tmp_path: Path) -> None:
+    write(tmp_path / "dist/smart-tool.json", json.dumps({"manifest": "SMART_TOOL.md", "cli_argv": ["s"]}))
+    front = {"smart_tool_format": 1, "name": "s", "version": "0.1.0", "description": "d", "use_cases": ["u"], "platforms": ["linux"]}
+    (tmp_path / "dist/SMART_TOOL.md").write_text("---\n" + json.dumps(front, indent=2) + "\n---\nbody\n", encoding="utf-8")
+    (tool,) = harvest(tmp_path, Options(cache=False)).tools
+    (warning,) = [d for d in tool.diagnostics if d.code == "kit-yaml-subset"]
+    assert warning.line == 2 and "JSON front matter" in warning.message and "`key: value`" in warning.message

@@ -32,7 +32,7 @@ from ..frontmatter import ManifestError
 from ..jsonvalues import loads_limited
 from ..model import ERROR, Check, Effects, Requirement, Tool
 from ..statuses import CheckStatus
-from . import common
+from . import common, kitsubset
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -92,6 +92,7 @@ class _Findings:
     package: tuple[str | None, str] = (None, "")  # (package version, where it comes from | why there is none)
     manifests: list[str] = field(default_factory=list)  # every SMART_TOOL.md under the root
     upstream: dict[str, str] | None = None  # a catalog copy's source.json: where the distribution is
+    kit_reader: kitsubset.KitProblem | None = None  # where the kit's own YAML reader parts from ours
 
 
 def _static_checks(found: _Findings) -> list[Check]:
@@ -120,7 +121,7 @@ def _static_checks(found: _Findings) -> list[Check]:
     if not found.manifest_read:
         out.append(check("manifest-frontmatter-parses", skipped, "no manifest to parse"))
     else:
-        out.append(by_problems("manifest-frontmatter-parses", found.parse_problems))
+        out.append(by_problems("manifest-frontmatter-parses", found.parse_problems, _kit_deviation(found.kit_reader)))
     unavailable = "manifest not available" if not found.manifest_read else "the front matter did not parse"
     for rule in ("manifest-fields-closed", "manifest-required-fields", "manifest-field-shapes"):
         out.append(check(rule, skipped, unavailable) if data is None else by_problems(rule, found.by_rule.get(rule)))
@@ -152,6 +153,26 @@ def _static_checks(found: _Findings) -> list[Check]:
     else:
         out.append(check("manifest-single-per-root", passed))
     return out
+
+
+def _kit_deviation(problem: kitsubset.KitProblem | None) -> str:
+    """What a passed `manifest-frontmatter-parses` says when the kit's reader would not agree (the
+    documented deviation: we read YAML 1.2 and keep our verdicts)."""
+    if problem is None:
+        return ""
+    if problem.fails:
+        return (f"parses as YAML; the conformance kit's reader fails on line {problem.line} ({problem.construct}), "
+                "so the kit FAILs this rule and skips the next five (see the kit-yaml-subset warning)")
+    return f"parses as YAML; the conformance kit's reader misreads line {problem.line} ({problem.construct})"
+
+
+def _kit_reader(manifest: frontmatter.Manifest) -> kitsubset.KitProblem | None:
+    """Run the kit-subset check on the front matter's own lines (file lines 2 to the closing `---`)."""
+    try:
+        lines = manifest.raw.decode("utf-8").split("\n")
+    except UnicodeDecodeError:  # pragma: no cover - a manifest that parsed is UTF-8
+        return None
+    return kitsubset.check("\n".join(lines[1 : max(1, manifest.body_line - 2)]), first_line=2)
 
 
 def _rule_of(error: Any) -> str:
@@ -345,6 +366,9 @@ def _parse_manifest(tool: Tool, path: Path, root: Path, max_bytes: int, found: _
         return
     data: dict[str, Any] = manifest.data
     found.data = data
+    found.kit_reader = _kit_reader(manifest)
+    if found.kit_reader is not None:
+        sink.warning(kitsubset.message(found.kit_reader), found.kit_reader.line, "kit-yaml-subset")
     tool.fields = data
     tool.body, tool.body_line = manifest.body, manifest.body_line
     groups: dict[str, list[Any]] = {}
