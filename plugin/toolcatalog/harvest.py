@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from .discover import DRIVER_MD, SMART_TOOL_JSON, SMART_TOOL_MD, TOOL_MD, Found, discover, relative
-from .formats import aip14, aip30, common, link, smarttool, speccify
+from .discover import CLI_MD, DRIVER_MD, SMART_TOOL_JSON, SMART_TOOL_MD, TOOL_MD, Found, discover, relative
+from .formats import aip14, aip29, aip30, common, link, smarttool, speccify
 from .model import ERROR, Catalog, Diagnostic, Driver, SearchScope, Tool
 from .statuses import Status
 from .options import Options
@@ -75,8 +75,9 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
             if tool.format == "speccify":  # listed here, never by the parser: the folder is not part of what the cache holds
                 tool.implementations = speccify.implementation_files(item.path.parent)
             catalog.tools.append(tool)
-        elif item.name == DRIVER_MD:
-            driver = cache.parsed(Driver, item.path, source, item.hint, lambda raw: _parse_driver(item.path, source, max_bytes, raw), _cacheable)
+        elif item.name in (DRIVER_MD, CLI_MD):
+            driver = cache.parsed(Driver, item.path, source, item.hint,
+                                  lambda raw: _parse_driver(item.path, source, max_bytes, raw, item.name == CLI_MD), _cacheable)
             driver.search_root = item.search_root
             catalog.drivers.append(driver)
 
@@ -107,9 +108,9 @@ def _cacheable(parsed: Tool | Driver) -> bool:
     return not any(d.code == "internal-error" for d in parsed.diagnostics)
 
 
-def _parse_driver(path: Path, source: str, max_bytes: int, raw: bytes | None) -> Driver:
+def _parse_driver(path: Path, source: str, max_bytes: int, raw: bytes | None, cli_md: bool = False) -> Driver:
     try:
-        return aip30.parse(path, source, max_bytes, raw)
+        return (aip29 if cli_md else aip30).parse(path, source, max_bytes, raw)
     except Exception as exc:  # a bug in the parser: this driver is invalid, the build goes on
         driver = Driver(id=path.parent.name, name=path.parent.name, kind=None, version=None,
                         description="", source=source, abs_path=path)

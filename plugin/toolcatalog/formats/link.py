@@ -164,7 +164,7 @@ def _resolve(entry: Implementation, driver: Driver, root: Path, by_path: dict[st
 
 def _workspaces(path: Path) -> list[Path]:
     parents = list(path.parents)
-    return [parent.parent for parent in parents if parent.name in (".drivers", ".tools")][:1]
+    return [parent.parent for parent in parents if parent.name in (".drivers", ".tools", ".cli")][:1]
 
 
 def _folder_key(name: str) -> str:
