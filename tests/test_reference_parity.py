@@ -189,16 +189,18 @@ def test_a_user_page_at_a_tools_url_keeps_it_gives_the_tool_its_own_url_and_fail
 # words are what our warning names.
 HEAD = "smart_tool_format: 1\nname: s\nversion: 0.1.0\ndescription: d\n"  # file lines 2-5
 KIT_READER = {
-    "use_cases:\n  - one\n  - two\nplatforms:\n  - linux\n": ("P", None, ""),
-    "use_cases:\n  - >-\n    one that\n    wraps\nplatforms:\n  - linux\n": ("F", 8, "`- >-`"),
-    "use_cases:\n  - one that\n    wraps\nplatforms:\n  - linux\n": ("F", 8, "list item continued on the next line"),
-    "use_cases:\n- one\nplatforms:\n  - linux\n": ("F", 7, "at the indentation of its key"),
-    "use_cases:\n  - one\nplatforms: [linux, macos]\n": ("M", 8, "flow-style value `platforms: [linux, macos]`"),
-    "use_cases:\n  - one\nplatforms:\n  - linux\nrequires: []\n": ("M", 10, "fails `manifest-requires-shape`"),
-    "use_cases:\n  - one\nplatforms:\n  - linux\nrequires:\n  - name: gh\n    purpose: >\n      a\n      b\n    install: https://x\n":
-        ("P", None, ""),
-    "use_cases:\n  - one\nplatforms:\n  - linux\nrequires:\n  - purpose: >\n      a b\n    name: gh\n    install: https://x\n":
-        ("F", 11, "`>` block as the first key"),
+    "block-lists": ("use_cases:\n  - one\n  - two\nplatforms:\n  - linux\n", "P", None, ""),
+    "folded-list-item": ("use_cases:\n  - >-\n    one that\n    wraps\nplatforms:\n  - linux\n", "F", 8, "`- >-`"),
+    "continued-list-item": ("use_cases:\n  - one that\n    wraps\nplatforms:\n  - linux\n", "F", 8, "list item continued on the next line"),
+    "indentless-list": ("use_cases:\n- one\nplatforms:\n  - linux\n", "F", 7, "at the indentation of its key"),
+    "flow-list": ("use_cases:\n  - one\nplatforms: [linux, macos]\n", "M", 8, "flow-style value `platforms: [linux, macos]`"),
+    "flow-empty-requires": ("use_cases:\n  - one\nplatforms:\n  - linux\nrequires: []\n", "M", 10, "fails `manifest-requires-shape`"),
+    "requires-with-folded-purpose": (
+        "use_cases:\n  - one\nplatforms:\n  - linux\nrequires:\n  - name: gh\n    purpose: >\n      a\n      b\n    install: https://x\n",
+        "P", None, ""),
+    "folded-first-key-of-entry": (
+        "use_cases:\n  - one\nplatforms:\n  - linux\nrequires:\n  - purpose: >\n      a b\n    name: gh\n    install: https://x\n",
+        "F", 11, "`>` block as the first key"),
 }
 
 
@@ -210,9 +212,9 @@ def _smart_manifest(tmp_path: Path, front: str) -> Tool:
     return tool
 
 
-@pytest.mark.parametrize("front", sorted(KIT_READER))
-def test_kit_yaml_subset_warns_where_the_kits_reader_fails(tmp_path: Path, front: str) -> None:
-    verdict, line, words = KIT_READER[front]
+@pytest.mark.parametrize("case", sorted(KIT_READER))
+def test_kit_yaml_subset_warns_where_the_kits_reader_fails(tmp_path: Path, case: str) -> None:
+    front, verdict, line, words = KIT_READER[case]
     tool = _smart_manifest(tmp_path, front)
     assert tool.valid, [d.message for d in tool.diagnostics]  # YAML 1.2: valid, our verdicts stand
     kit = [d for d in tool.diagnostics if d.code == "kit-yaml-subset"]
