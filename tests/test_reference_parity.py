@@ -312,3 +312,10 @@ def test_the_corpus_gh_driver_still_fails_the_cli_schema_only_as_a_cli_md(tmp_pa
     (driver,) = harvest(tmp_path, Options(cache=False)).drivers
     messages = " | ".join(d.message for d in driver.diagnostics if d.severity == ERROR)
     assert "commands" in messages and "kind" in messages, messages
+
+
+def test_the_kit_subset_check_survives_nesting_deeper_than_the_stack() -> None:
+    from toolcatalog.formats import kitsubset
+
+    deep = "".join(" " * i + "a:\n" for i in range(5000))
+    assert kitsubset.check(deep) is None  # nothing to say; never a crash of the build

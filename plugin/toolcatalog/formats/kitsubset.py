@@ -174,6 +174,8 @@ def check(yaml_text: str, first_line: int = 2) -> KitProblem | None:
         reader.mapping(_indent(lines[0][1]))
     except _Stop as stop:
         return stop.problem
+    except RecursionError:  # nesting the YAML reader's depth cap let through; nothing to say about it
+        return None
     return reader.misread
 
 
