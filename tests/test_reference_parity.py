@@ -325,3 +325,13 @@ def test_the_kit_subset_check_survives_nesting_deeper_than_the_stack() -> None:
 
     deep = "".join(" " * i + "a:\n" for i in range(5000))
     assert kitsubset.check(deep) is None  # nothing to say; never a crash of the build
+
+
+def test_a_cli_md_driver_is_on_its_tools_page(tmp_path: Path) -> None:
+    _cli_bundle(tmp_path)
+    mkdocs_project(tmp_path, {"run_examples": False})
+    build(tmp_path)
+    page = (tmp_path / "site/tools/echo.say-hello/index.html").read_text(encoding="utf-8")
+    assert ".cli/echo/CLI.md" in page and "Echo CLI" in page
+    entry = next(t for t in catalog(tmp_path)["tools"] if t["id"] == "echo.say-hello")
+    assert [d["id"] for d in entry["drivers"]] == ["echo"]
