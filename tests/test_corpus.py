@@ -167,6 +167,15 @@ def test_gitlab_deploy_key_examples():
 SMART_CATALOG = sorted(p.parent.name for p in (CORPUS / "smart-tools-catalog").glob("*/SMART_TOOL.md"))
 
 
+# Catalog manifests whose valid YAML the smart-tools kit's own reader cannot parse: the line, and
+# words of the construct the kit-yaml-subset warning names (the kit FAILs manifest-frontmatter-parses).
+KIT_READER_FAILS = {
+    "aud": (32, "a list item continued on the next line"),
+    "fast-decisions": (2, "JSON front matter"),
+    "lore": (9, "a `- >-` (or `- |`) block as a list item"),
+}
+
+
 @pytest.mark.parametrize("folder", SMART_CATALOG)
 def test_smart_tools_catalog_manifest_is_valid(folder):
     tool = one_tool(harvest(CORPUS, Options(paths=[f"smart-tools-catalog/{folder}"])))
@@ -174,7 +183,18 @@ def test_smart_tools_catalog_manifest_is_valid(folder):
     assert tool.valid, [(d.code, d.message) for d in tool.diagnostics]
     # Catalog copies come without a smart-tool.json but with a source.json naming their repository:
     # that they are copies is the only thing said about them, and where the original lives is kept.
-    assert [d.code for d in tool.diagnostics] == ["catalog-copy"]
+    # Some also carry the warning that the kit's own reader fails on them (a documented deviation:
+    # they are valid YAML and pass here).
+    kit = [d for d in tool.diagnostics if d.code == "kit-yaml-subset"]
+    assert [d.code for d in tool.diagnostics if d not in kit] == ["catalog-copy"]
+    if folder in KIT_READER_FAILS:
+        line, construct = KIT_READER_FAILS[folder]
+        assert [(d.line, d.severity) for d in kit] == [(line, WARNING)]
+        assert construct in kit[0].message and "fails `manifest-frontmatter-parses`" in kit[0].message
+        parses = next(c for c in tool.checks if c.id == "manifest-frontmatter-parses")
+        assert parses.status.value == "passed" and f"fails on line {line}" in parses.detail
+    else:
+        assert kit == []
     assert tool.upstream["repository"].startswith("https://")
     assert tool.version and tool.description and tool.platforms
     assert tool.id == tool.fields["name"]

@@ -582,7 +582,7 @@ def test_unreadable_package_files_do_not_crash(write_file, tmp_path, name, conte
     write_file("dist/" + name, content)
     write_file(
         "dist/SMART_TOOL.md",
-        "---\nsmart_tool_format: 1\nname: s\nversion: 0.1.0\ndescription: d\nuse_cases: [u]\nplatforms: [linux]\n---\n",
+        "---\nsmart_tool_format: 1\nname: s\nversion: 0.1.0\ndescription: d\nuse_cases:\n  - u\nplatforms:\n  - linux\n---\n",
     )
     tool = tool_at(harvest(tmp_path), "dist/SMART_TOOL.md")
     assert tool.valid  # the package version cannot be read, so it is not compared

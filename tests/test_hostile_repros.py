@@ -151,12 +151,13 @@ def test_ids_that_look_like_files_and_user_pages(tmp_path: Path) -> None:
     site = tmp_path / "site"
     catalog = json.loads((site / "catalog.json").read_text())
     urls = {t["id"]: t["url"] for t in catalog["tools"]}
-    assert urls == {"index.html": "tools/index.html_/", "setup": "tools/setup/", "x": "tools/x/", "x.json": "tools/x.json_/"}
+    # The site's own page keeps tools/setup/; the tool gets the next free URL, as any clash does.
+    assert urls == {"index.html": "tools/index.html_/", "setup": "tools/setup_2/", "x": "tools/x/", "x.json": "tools/x.json_/"}
     for tool_id, url in urls.items():
         assert (site / url / "index.html").is_file(), tool_id
     assert (site / "tools/x.json").is_file() and (site / "tools/x.json_.json").is_file()
     assert json.loads((site / "tools/x.json").read_text())["id"] == "x"
-    # The site's own page wins, and a warning says so.
+    # The site's own page is kept, and a warning says so.
     assert "Our own setup page" in (site / "tools/setup/index.html").read_text()
     assert "the site's own page tools/setup/index.md has the URL of tool 'setup'" in result.stderr
 

@@ -138,7 +138,7 @@ def test_running_it_again_replaces_only_what_it_wrote(tmp_path: Path) -> None:
     workspace_all_formats(tmp_path)
     plain_project(tmp_path)
     docs = tmp_path / "docs"
-    write(docs / "tools/text.echo.md", "# Our own echo page\n")  # the site's own page at a tool's URL wins
+    write(docs / "tools/text.echo.md", "# Our own echo page\n")  # the site's own page at a tool's URL is kept
     write(docs / "llms.txt", "# ours\n")  # and so does its own file at an output's path
     first = toolcatalog("markdown", str(tmp_path), "--no-run")
     assert first.returncode == 0, first.stderr
@@ -147,8 +147,9 @@ def test_running_it_again_replaces_only_what_it_wrote(tmp_path: Path) -> None:
     assert "llms.txt exists in" in first.stderr and "it is kept" in first.stderr
     record = json.loads((docs / GENERATED).read_text())["files"]
     assert "tools/add-numbers.md" in record and "tools/text.echo.md" not in record and "llms.txt" not in record
+    assert "tools/text.echo_2.md" in record  # the tool's own page, numbered like any clash
     index = (docs / "tools/index.md").read_text()
-    assert 'href="text.echo/"' in index  # the index links to the site's own page
+    assert 'href="text.echo_2/"' in index and 'href="text.echo/"' not in index
     written = files_under(docs)
 
     again = toolcatalog("markdown", str(tmp_path), "--no-run")  # its own pages are not taken for the site's

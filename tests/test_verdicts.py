@@ -140,7 +140,9 @@ def test_counts_say_what_ran_on_the_page_in_the_catalog_and_on_the_command_line(
     build(tmp_path)
     counts = "1 passed, 1 failed, 1 skipped"
     entry = json.loads((tmp_path / "site/catalog.json").read_text())["tools"][0]
-    assert entry["status_detail"] == f"{counts} (linux.py)"
+    # Invalid (the incomplete example): why comes first, then what ran.
+    invalid = "example 'incomplete' has no `output:` line"
+    assert entry["status_detail"] == f"{invalid}; {counts} (linux.py)"
     assert [e["status"] for e in entry["examples"]] == ["passed", "failed", "skipped"]
     assert entry["examples"][2]["detail"] == "incomplete example: it needs an `input:` and an `output:` line"
     page = (tmp_path / "site/tools/counter/index.html").read_text()
@@ -149,7 +151,8 @@ def test_counts_say_what_ran_on_the_page_in_the_catalog_and_on_the_command_line(
                             capture_output=True, text=True, timeout=120)
     # The incomplete example is an error in the manifest, so the tool is invalid; its complete
     # examples still ran.
-    assert f"counter  speccify    invalid              {counts} (linux.py)" in result.stdout
+    plain = invalid.replace("`", "")  # the command line prints code spans as plain text
+    assert f"counter  speccify    invalid              {plain}; {counts} (linux.py)" in result.stdout
 
 
 def test_nothing_run_is_skipped_with_the_reason_never_passed(tmp_path: Path) -> None:

@@ -371,7 +371,11 @@ def _table(catalog: Catalog) -> None:
     width = max([len(i) for i in ids.values()] + [4])
     out.write(f"{'TOOL':<{width}}  {'FORMAT':<10}  {'STATUS':<19}  DETAIL\n")
     for tool in catalog.tools:
-        out.write(f"{ids[id(tool)]:<{width}}  {tool.format:<10}  {tool.status.value:<19}  {plain(tool.status_detail or reason(tool))}\n")
+        detail = tool.status_detail or reason(tool)
+        out.write(f"{ids[id(tool)]:<{width}}  {tool.format:<10}  {tool.status.value:<19}  {plain(detail)}\n")
+        errors = [d for d in tool.diagnostics if d.severity == ERROR]
+        # An invalid tool's detail is its first error (`harvest.invalid_reason`): not printed twice.
+        below = errors[1:] if errors and detail.startswith(errors[0].message) else errors
         for example in tool.examples:
             if example.status in (ExampleStatus.FAILED, ExampleStatus.ERROR):
                 flag = " (error)" if example.status == ExampleStatus.ERROR else ""
@@ -380,9 +384,9 @@ def _table(catalog: Catalog) -> None:
             if check.status in (CheckStatus.FAILED, CheckStatus.ERROR):
                 flag = " (error)" if check.status == CheckStatus.ERROR else ""
                 out.write(printable(f"{'':<{width}}    check {check.id}{flag}: ") + plain(check.detail) + "\n")
-        for diagnostic in tool.diagnostics:  # and the warnings a reviewer must see: ids that imitate others
-            if diagnostic.severity == ERROR or diagnostic.code in REVIEW_WARNINGS:
-                out.write(f"{'':<{width}}    {diagnostic_line(diagnostic, severity=diagnostic.severity != ERROR)}\n")
+        # The errors not already in the detail, and the warnings a reviewer must see: ids that imitate others.
+        for diagnostic in [*below, *(d for d in tool.diagnostics if d.code in REVIEW_WARNINGS and d.severity != ERROR)]:
+            out.write(f"{'':<{width}}    {diagnostic_line(diagnostic, severity=diagnostic.severity != ERROR)}\n")
 
 
 def _score(value: float | None) -> str:

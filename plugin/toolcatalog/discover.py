@@ -2,7 +2,8 @@
 
 With no `paths`, the whole workspace is searched for the formats' conventional
 places: `.agent/tools/<name>/TOOL.md` (speccify), `.tools/**/TOOL.md` (AIP-14),
-`.drivers/**/DRIVER.md` and `.tools/**/DRIVER.md` (AIP-30), and
+`.drivers/**/DRIVER.md` and `.tools/**/DRIVER.md` (AIP-30), `.cli/<name>/CLI.md`
+(AIP-29, with its TOOL.md files below it), and
 `smart-tool.json` / `SMART_TOOL.md` anywhere (smart tools). A folder named in
 `paths` is searched for every manifest file name at any depth: the user said
 that is where manifests live. Symlinks are followed only while they stay inside
@@ -28,18 +29,23 @@ SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "
 
 TOOL_MD = "TOOL.md"
 DRIVER_MD = "DRIVER.md"
+CLI_MD = "CLI.md"  # AIP-29, itself a `kind: cli` driver; only under a `.cli/` folder (CLI.md is a common doc name)
 SMART_TOOL_MD = "SMART_TOOL.md"
 SMART_TOOL_JSON = "smart-tool.json"
-MANIFEST_NAMES = (TOOL_MD, DRIVER_MD, SMART_TOOL_MD, SMART_TOOL_JSON)
+MANIFEST_NAMES = (TOOL_MD, DRIVER_MD, CLI_MD, SMART_TOOL_MD, SMART_TOOL_JSON)
 
 # What a search looks for, as pages and logs say it (`_hint` decides it, file by file).
 CONVENTIONAL_PATTERNS = (
     ("**/.agent/tools/*/TOOL.md", "speccify tools"),
     ("**/.tools/**/TOOL.md", "agentproto AIP-14 tools"),
     ("**/.drivers/**/DRIVER.md, **/.tools/**/DRIVER.md", "agentproto AIP-30 drivers"),
+    ("**/.cli/*/CLI.md", "agentproto AIP-29 CLIs"),
     ("**/SMART_TOOL.md, **/smart-tool.json", "smart tools"),
 )
-PATHS_PATTERNS = (("**/TOOL.md, **/DRIVER.md, **/SMART_TOOL.md, **/smart-tool.json", "every format, at any depth"),)
+PATHS_PATTERNS = (
+    ("**/TOOL.md, **/DRIVER.md, **/SMART_TOOL.md, **/smart-tool.json", "every format, at any depth"),
+    ("**/.cli/*/CLI.md", "agentproto AIP-29 CLIs"),
+)
 
 
 class DiscoveryError(Exception):
@@ -195,11 +201,14 @@ def _hint(path: Path, root: Path, conventional: bool) -> str | None:
     folders = parts[:-1]
     in_tools = ".tools" in folders
     in_drivers = ".drivers" in folders
+    in_cli = ".cli" in folders
+    if name == CLI_MD:
+        return "aip-29" if len(folders) >= 2 and folders[-2] == ".cli" else None
     if name == TOOL_MD:
         # speccify: exactly .agent/tools/<name>/TOOL.md
         if len(folders) >= 3 and folders[-3] == ".agent" and folders[-2] == "tools":
             return "speccify"
-        if in_tools:
+        if in_tools or in_cli:  # a CLI bundle keeps its subcommands' TOOL.md files below `.cli/<name>/`
             return "aip-14"
         return None if conventional else "any"
     if name == DRIVER_MD:

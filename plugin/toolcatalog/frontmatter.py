@@ -125,18 +125,35 @@ def _explain_missing_front_matter(text: str) -> None:
         raise ManifestError(
             "front matter opened on line 1 is never closed by a `---` line", 1, "frontmatter-unclosed"
         )
-    for number, line in enumerate(text.splitlines()[:200], start=1):
-        if line.rstrip() == "---":
-            raise ManifestError(
-                f"front matter must start at byte 0 of the file; found `---` on line {number} instead",
-                number,
-                "frontmatter-position",
-            )
+    number = _misplaced_front_matter(text.splitlines()[:200])
+    if number is not None:
+        raise ManifestError(
+            f"front matter must start at byte 0 of the file; found `---` on line {number} instead",
+            number,
+            "frontmatter-position",
+        )
     raise ManifestError(
         "no YAML front matter: the file must start with a `---` line, the fields, and a closing `---` line",
         1,
         "frontmatter-missing",
     )
+
+
+def _misplaced_front_matter(lines: list[str]) -> int | None:
+    """The line of a `---` that opens front matter somewhere other than byte 0, or None.
+
+    A `---` line is also a Markdown thematic break, so a file without front matter may hold
+    several; only a pair whose text in between is a YAML mapping is front matter out of place.
+    """
+    fences = [i for i, line in enumerate(lines) if line.rstrip() == "---"]
+    for start, end in zip(fences, fences[1:]):
+        try:
+            data = safeyaml.load("\n".join(lines[start + 1 : end]), first_line=start + 2).data
+        except safeyaml.YamlError:
+            continue
+        if isinstance(data, dict) and data:
+            return start + 1
+    return None
 
 
 def _json_type(value: Any) -> str:

@@ -10,9 +10,9 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from .discover import DRIVER_MD, SMART_TOOL_JSON, SMART_TOOL_MD, TOOL_MD, Found, discover, relative
+from .discover import CLI_MD, DRIVER_MD, SMART_TOOL_JSON, SMART_TOOL_MD, TOOL_MD, Found, discover, relative
 from . import lookalike
-from .formats import aip14, aip30, common, link, smarttool, speccify
+from .formats import aip14, aip29, aip30, common, link, smarttool, speccify
 from . import sealing
 from .model import ERROR, WARNING, Catalog, Diagnostic, Driver, SearchScope, Tool
 from .statuses import Status
@@ -22,6 +22,17 @@ from .parsecache import ParseCache
 
 # Until a check runs (it may never: `run_examples: false`, `toolcatalog validate`).
 NOT_CHECKED = "not run: this build did not run examples and checks"
+
+
+def invalid_reason(tool: Tool) -> str:
+    """Why an invalid tool is invalid, in one line: its first error, and how many more there
+    are. This comes first wherever a status is explained (catalog, `check` table, pages); what a
+    run could not do ("no linux.<ext>", "no `examples`") is secondary for an invalid tool."""
+    errors = [d for d in tool.diagnostics if d.severity == ERROR]
+    if not errors:
+        return ""
+    more = f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    return errors[0].message + more
 
 
 def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | None = None) -> Catalog:
@@ -66,8 +77,9 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
             if tool.format == "speccify":  # listed here, never by the parser: the folder is not part of what the cache holds
                 tool.implementations = speccify.implementation_files(item.path.parent)
             catalog.tools.append(tool)
-        elif item.name == DRIVER_MD:
-            driver = cache.parsed(Driver, item.path, source, item.hint, lambda raw: _parse_driver(item.path, source, max_bytes, raw), _cacheable)
+        elif item.name in (DRIVER_MD, CLI_MD):
+            driver = cache.parsed(Driver, item.path, source, item.hint,
+                                  lambda raw: _parse_driver(item.path, source, max_bytes, raw, item.name == CLI_MD), _cacheable)
             driver.search_root = item.search_root
             catalog.drivers.append(driver)
 
@@ -81,7 +93,7 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
     _lookalike_ids(catalog)
     for tool in catalog.tools:
         tool.status = Status.INVALID if not tool.valid else Status.NOT_RUN
-        tool.status_detail = NOT_CHECKED if tool.valid else ""
+        tool.status_detail = NOT_CHECKED if tool.valid else invalid_reason(tool)
         for example in tool.examples:
             example.detail = NOT_CHECKED
     return catalog
@@ -132,9 +144,9 @@ def _cacheable(parsed: Tool | Driver) -> bool:
     return not any(d.code == "internal-error" for d in parsed.diagnostics)
 
 
-def _parse_driver(path: Path, source: str, max_bytes: int, raw: bytes | None) -> Driver:
+def _parse_driver(path: Path, source: str, max_bytes: int, raw: bytes | None, cli_md: bool = False) -> Driver:
     try:
-        return aip30.parse(path, source, max_bytes, raw)
+        return (aip29 if cli_md else aip30).parse(path, source, max_bytes, raw)
     except Exception as exc:  # a bug in the parser: this driver is invalid, the build goes on
         driver = Driver(id=path.parent.name, name=path.parent.name, kind=None, version=None,
                         description="", source=source, abs_path=path)

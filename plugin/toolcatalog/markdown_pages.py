@@ -70,7 +70,7 @@ def render(
         html = renderer.index_page(catalog, lambda target: relative_url(target, url))
         files[index] = _page(INDEX_TITLE, html, url)
     for tool in catalog.tools:
-        if tool.page is None or tool.url is None or tool.page in placement.replaced:
+        if tool.page is None or tool.url is None:
             continue
         url = tool.url
         html = renderer.tool_page(tool, catalog, lambda target, url=url: relative_url(target, url), source_link)

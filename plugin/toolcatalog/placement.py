@@ -13,8 +13,10 @@ safe (`slug`) and can never collide:
 - with the catalog's own files: the index page, and a slug that ends like a file
   name (`x.json`, `index.html`) gets a `_`, so `tools/x.json` can never be both a
   page folder and a JSON file;
-- with the user's pages: a page of the user's at the same URL (`tools/setup.md` or
-  `tools/setup/index.md`) wins; the tool links to it and a warning says so.
+- with the user's pages: a page of the user's at the URL a tool would get
+  (`tools/setup.md` or `tools/setup/index.md`) is kept, and the tool's page is
+  numbered like any other clash (`tools/setup_2/`), so the tool's `url` is always
+  its own page; a warning says so (`mkdocs build --strict` stops on it).
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ from typing import Iterable
 
 from .model import WARNING, Catalog, Diagnostic, Tool
 from .options import Options, output_paths
+
+# Warnings about the site itself rather than a manifest: a host reports them as warnings (so
+# `mkdocs build --strict` stops), while a manifest's warnings are information.
+SITE_WARNINGS = frozenset({"page-taken"})
 
 _UNSAFE = re.compile(r"[^a-z0-9.-]+")
 INDEX = "index"
@@ -67,7 +73,6 @@ class Placement:
 
     index_page: str  # source path of the catalog index page
     index_url: str
-    replaced: dict[str, str] = field(default_factory=dict)  # tool page src -> the user's page that wins
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
@@ -90,30 +95,31 @@ def place(catalog: Catalog, options: Options, directory_urls: bool = True, user_
     }
     used: set[str] = set()
     next_number: dict[str, int] = {}  # per base name: where numbering goes on (k clashes cost k steps, not k²)
+    def url_of(name: str) -> str:
+        return page_url(f"{page_dir}/{name}.md", directory_urls)
+
     for tool in sorted(catalog.tools, key=lambda t: (t.id, t.source)):
         base = _stem(tool.id, reserved)
         name, n = base, next_number.get(base, 2)
-        while name in used:
+        while name in used or url_of(name) in taken:
             name, n = f"{base}_{n}", n + 1
         next_number[base] = n
         used.add(name)
         tool.page = f"{page_dir}/{name}.md"
         tool.url = page_url(tool.page, directory_urls)
         tool.json_path = None if json_dir is None else (f"{name}.json" if json_dir == "." else f"{json_dir}/{name}.json")
-        owner = taken.get(tool.url)
-        if owner is not None:
-            result.replaced[tool.page] = owner
-            if owner != tool.page:
-                result.diagnostics.append(
-                    Diagnostic(
-                        WARNING,
-                        f"the site's own page {owner} has the URL of tool {tool.id!r}'s page ({tool.url}); "
-                        "the site's page is kept and the tool links to it",
-                        tool.source,
-                        None,
-                        "page-taken",
-                    )
+        owner = taken.get(url_of(base))
+        if owner is not None and name != base:
+            result.diagnostics.append(
+                Diagnostic(
+                    WARNING,
+                    f"the site's own page {owner} has the URL of tool {tool.id!r}'s page ({url_of(base)}); "
+                    f"the site's page is kept and the tool's page is at {tool.url}",
+                    tool.source,
+                    None,
+                    "page-taken",
                 )
+            )
     return result
 
 

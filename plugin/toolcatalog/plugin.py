@@ -40,6 +40,7 @@ from .links import SourceLink, source_links
 from .model import ERROR, Tool
 from .options import Options, OptionsError
 from .outputs.site import Site
+from .placement import SITE_WARNINGS
 from .render import CSS_PATH, INDEX_TITLE, JS_PATH, Renderer, index_toc, templates_dir, tool_toc
 
 log = get_plugin_logger(__name__)
@@ -90,7 +91,8 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         self.build = build
         self.renderer = Renderer([Path(d) for d in config.theme.dirs])
         for diagnostic in build.catalog.all_diagnostics():
-            (log.warning if diagnostic.severity == ERROR else log.info)(report.diagnostic_line(diagnostic))
+            loud = diagnostic.severity == ERROR or diagnostic.code in SITE_WARNINGS
+            (log.warning if loud else log.info)(report.diagnostic_line(diagnostic))
         if not build.catalog.tools:
             log.warning(report.nothing_found(build.catalog))
         if self.options.run_examples:
@@ -115,8 +117,6 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
 
         self.pages = {}
         for tool in build.catalog.tools:
-            if tool.page in build.placement.replaced:
-                continue  # the site's own page at this URL wins; the tool's url already points at it
             # NOT_IN_NAV only silences MkDocs' "not in nav" notice: on_nav places these pages itself.
             files.append(File.generated(config, tool.page, content="", inclusion=InclusionLevel.NOT_IN_NAV))
             self.pages[tool.page] = tool

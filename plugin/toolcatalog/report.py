@@ -17,6 +17,7 @@ from typing import Iterator
 
 from . import inline
 from .formats.smarttool import STATIC_RULE_IDS
+from .harvest import invalid_reason
 from .model import ERROR, Catalog, Diagnostic, Tool
 from .statuses import CheckStatus, ExampleStatus, Status
 
@@ -53,11 +54,9 @@ def diagnostic_line(diagnostic: Diagnostic, severity: bool = False) -> str:
 def reason(tool: Tool) -> str:
     """Why the tool has its status, in one line of generated text (code spans kept): for an
     invalid manifest its first error (and how many more there are), else the status detail."""
-    errors = [d for d in tool.diagnostics if d.severity == ERROR]
-    if tool.status != Status.INVALID or not errors:
+    if tool.status != Status.INVALID:
         return tool.status_detail
-    more = f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
-    return errors[0].message + more
+    return invalid_reason(tool) or tool.status_detail
 
 
 def nothing_found(catalog: Catalog) -> str:

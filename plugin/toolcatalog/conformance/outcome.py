@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from .. import jsonschemas
+from ..harvest import invalid_reason
 from ..model import Capability, Check, Run, Tool
 from ..observed import SandboxReport
 from ..statuses import CheckStatus, ExampleStatus, Status
@@ -35,7 +36,7 @@ def valid_outcome(tool: Tool, outcome: Any) -> bool:
 def apply(tool: Tool, outcome: Outcome) -> None:
     """Put an outcome (fresh or cached) on the model."""
     tool.status = Status.INVALID if not tool.valid else Status(outcome["status"])
-    tool.status_detail = outcome.get("status_detail", "")
+    tool.status_detail = _detail(tool, outcome)
     tool.processes = int(outcome.get("processes", 0))
     for example, result in zip(tool.examples, outcome.get("examples", [])):
         example.status = ExampleStatus(result["status"])
@@ -55,6 +56,16 @@ def apply(tool: Tool, outcome: Outcome) -> None:
         reason = outcome.get("drivers", {}).get(driver.id)
         if reason is not None:
             driver.run_status[tool.id] = reason
+
+
+def _detail(tool: Tool, outcome: Outcome) -> str:
+    """The status detail. An invalid tool's starts with why it is invalid, never with what a run
+    could not do ("no linux.<ext>", "no `examples`"); what did run (its counts) follows."""
+    detail = outcome.get("status_detail", "")
+    invalid = invalid_reason(tool) if not tool.valid else ""
+    if not invalid:
+        return detail
+    return f"{invalid}; {detail}" if detail and outcome.get("processes") else invalid
 
 
 def skipped_outcome(tool: Tool, status: Status, detail: str) -> Outcome:

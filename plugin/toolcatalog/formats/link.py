@@ -3,7 +3,8 @@
 A driver's own problems are diagnostics on the driver (and so in the catalog
 under the tool's `drivers`); they never change the validity of the tool it
 implements. A driver that implements nothing in the catalog is a
-catalog-level diagnostic, since no tool page would show it.
+catalog-level diagnostic, since no tool page would show it; one that implements
+some tools here and others that are absent stays valid, with a warning.
 
 A driver's `tool:` path that does not resolve is still attached when it names one
 existing tool by a conventional variant of its path (agentproto's own examples write
@@ -43,6 +44,7 @@ def link(catalog: Catalog) -> None:
     attached_to: dict[int, set[int]] = {}  # id(tool) -> id(driver): identity, not dataclass equality (O(1))
     for driver in catalog.drivers:
         attached = False
+        absent: list[tuple[Implementation, str]] = []  # entries naming no tool here, with what is close
         for entry in driver.implements:
             tool = _resolve(entry, driver, catalog.root, by_path, by_id)
             if tool is None:
@@ -55,16 +57,7 @@ def link(catalog: Catalog) -> None:
                         driver.source, entry.line, "driver-path-variant",
                     ))
             if tool is None:
-                driver.diagnostics.append(
-                    Diagnostic(
-                        ERROR,
-                        f"`implements` names tool {entry.tool_ref!r}, which is not an AIP-14 TOOL.md path or id in this catalog"
-                        + _closest(entry.tool_ref, driver, catalog.root, contracts, folders),
-                        driver.source,
-                        entry.line,
-                        "driver-unresolved",
-                    )
-                )
+                absent.append((entry, _closest(entry.tool_ref, driver, catalog.root, contracts, folders)))
                 continue
             entry.tool_id = tool.id
             try:
@@ -79,6 +72,7 @@ def link(catalog: Catalog) -> None:
                 seen.add(id(driver))
                 tool.drivers.append(driver)
             attached = True
+        _report_absent(driver, absent, attached)
         if not attached:
             catalog.diagnostics.append(
                 Diagnostic(
@@ -92,6 +86,28 @@ def link(catalog: Catalog) -> None:
     for tool in catalog.tools:
         tool.drivers.sort(key=lambda d: (d.id, d.source))
         _check_default_implementation(tool)
+
+
+def _report_absent(driver: Driver, absent: list[tuple[Implementation, str]], attached: bool) -> None:
+    """Entries naming tools not in this catalog. A driver that implements nothing here has an
+    error per entry; one that implements some tools here stays valid for them (a team often
+    publishes a subset of what a shared driver implements), with one warning naming the rest."""
+    if not absent:
+        return
+    what = "which is not an AIP-14 TOOL.md path or id in this catalog"
+    if not attached:
+        for entry, closest in absent:
+            driver.diagnostics.append(Diagnostic(
+                ERROR, f"`implements` names tool {entry.tool_ref!r}, {what}{closest}", driver.source, entry.line, "driver-unresolved"))
+        return
+    named = "; ".join(f"{entry.tool_ref!r}" + (f" (line {entry.line})" if entry.line else "") + closest for entry, closest in absent)
+    tools = "tool" if len(absent) == 1 else "tools"
+    driver.diagnostics.append(Diagnostic(
+        WARNING,
+        f"`implements` names {len(absent)} {tools} not in this catalog: {named}; the driver is kept for the tools it "
+        "implements here",
+        driver.source, absent[0][0].line, "driver-tools-absent",
+    ))
 
 
 def _duplicate_ids(catalog: Catalog) -> None:
@@ -148,7 +164,7 @@ def _resolve(entry: Implementation, driver: Driver, root: Path, by_path: dict[st
 
 def _workspaces(path: Path) -> list[Path]:
     parents = list(path.parents)
-    return [parent.parent for parent in parents if parent.name in (".drivers", ".tools")][:1]
+    return [parent.parent for parent in parents if parent.name in (".drivers", ".tools", ".cli")][:1]
 
 
 def _folder_key(name: str) -> str:

@@ -10,8 +10,10 @@ The conformance kit's static rules are decided here, from what parsing found
 (`tool.checks`); a rule whose precondition does not hold (no manifest, front
 matter that does not parse, no package version) is `skipped` with the reason.
 Where the kit reads a manifest, so does this parser; in addition, a root with
-no descriptor, or a descriptor that names no manifest, has its manifest looked
-for in `src/<package>/` too (the layout the spec moved to), which the kit does not.
+no descriptor has its manifest looked for in `src/<package>/` too (the layout
+the spec moved to), which the kit does not. A descriptor without `manifest` gets
+the kit's verdicts: only the root's SMART_TOOL.md is read, and without one every
+rule that reads a manifest is skipped ("manifest not available").
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from ..frontmatter import ManifestError
 from ..jsonvalues import loads_limited
 from ..model import ERROR, Check, Effects, Requirement, Tool
 from ..statuses import CheckStatus
-from . import common
+from . import common, kitsubset
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -90,6 +92,7 @@ class _Findings:
     package: tuple[str | None, str] = (None, "")  # (package version, where it comes from | why there is none)
     manifests: list[str] = field(default_factory=list)  # every SMART_TOOL.md under the root
     upstream: dict[str, str] | None = None  # a catalog copy's source.json: where the distribution is
+    kit_reader: kitsubset.KitProblem | None = None  # where the kit's own YAML reader parts from ours
 
 
 def _static_checks(found: _Findings) -> list[Check]:
@@ -118,8 +121,8 @@ def _static_checks(found: _Findings) -> list[Check]:
     if not found.manifest_read:
         out.append(check("manifest-frontmatter-parses", skipped, "no manifest to parse"))
     else:
-        out.append(by_problems("manifest-frontmatter-parses", found.parse_problems))
-    unavailable = "no manifest to check" if not found.manifest_read else "the front matter did not parse"
+        out.append(by_problems("manifest-frontmatter-parses", found.parse_problems, _kit_deviation(found.kit_reader)))
+    unavailable = "manifest not available" if not found.manifest_read else "the front matter did not parse"
     for rule in ("manifest-fields-closed", "manifest-required-fields", "manifest-field-shapes"):
         out.append(check(rule, skipped, unavailable) if data is None else by_problems(rule, found.by_rule.get(rule)))
     if data is None or "name" not in data:
@@ -150,6 +153,26 @@ def _static_checks(found: _Findings) -> list[Check]:
     else:
         out.append(check("manifest-single-per-root", passed))
     return out
+
+
+def _kit_deviation(problem: kitsubset.KitProblem | None) -> str:
+    """What a passed `manifest-frontmatter-parses` says when the kit's reader would not agree (the
+    documented deviation: we read YAML 1.2 and keep our verdicts)."""
+    if problem is None:
+        return ""
+    if problem.fails:
+        return (f"parses as YAML; the conformance kit's reader fails on line {problem.line} ({problem.construct}), "
+                "so the kit FAILs this rule and skips the next five (see the kit-yaml-subset warning)")
+    return f"parses as YAML; the conformance kit's reader misreads line {problem.line} ({problem.construct})"
+
+
+def _kit_reader(manifest: frontmatter.Manifest) -> kitsubset.KitProblem | None:
+    """Run the kit-subset check on the front matter's own lines (file lines 2 to the closing `---`)."""
+    try:
+        lines = manifest.raw.decode("utf-8").split("\n")
+    except UnicodeDecodeError:  # pragma: no cover - a manifest that parsed is UTF-8
+        return None
+    return kitsubset.check("\n".join(lines[1 : max(1, manifest.body_line - 2)]), first_line=2)
 
 
 def _rule_of(error: Any) -> str:
@@ -209,9 +232,18 @@ def parse_distribution(descriptor_path: Path, workspace: Path, max_bytes: int, i
             named = True
             manifest_path = _named_manifest(ref, root, _json_line(text, ["manifest"]), sink, found)
     if not named:
-        # The kit still checks the root's SMART_TOOL.md then (we also look in src/<package>/).
+        # The kit then checks the root's SMART_TOOL.md and nothing else: a manifest elsewhere (in
+        # src/<package>/) is "not available", and every rule that reads one is skipped, as here.
         found.manifest_named.append("smart-tool.json does not name a manifest (see descriptor-present)")
-        manifest_path = _primary(inside, root)
+        manifest_path = next((p for p in inside if p.parent == root), None)
+        if manifest_path is None and inside:
+            elsewhere = relative(inside[0], root)
+            sink.warning(
+                f"smart-tool.json names no manifest, so {elsewhere} is not read (the conformance kit reads only "
+                f"a SMART_TOOL.md at the root then); add \"manifest\": \"{elsewhere}\" to smart-tool.json",
+                _json_line(text, []) if text else None,
+                "descriptor-manifest",
+            )
     if manifest_path is not None:
         tool.source = relative(manifest_path, workspace)
         tool.abs_path = manifest_path
@@ -334,6 +366,9 @@ def _parse_manifest(tool: Tool, path: Path, root: Path, max_bytes: int, found: _
         return
     data: dict[str, Any] = manifest.data
     found.data = data
+    found.kit_reader = _kit_reader(manifest)
+    if found.kit_reader is not None:
+        sink.warning(kitsubset.message(found.kit_reader), found.kit_reader.line, "kit-yaml-subset")
     tool.fields = data
     tool.body, tool.body_line = manifest.body, manifest.body_line
     tool.lines = common.contract_lines(manifest)  # tool.source is this manifest by now
