@@ -143,8 +143,10 @@ class ToolCatalogConfig(base.Config):
     sandbox = _Rule[str]("sandbox")
     """How example processes are isolated: `auto` (the default) runs them in a sandbox where one
     works on this machine and says on every page and in the catalog when it could not; `required`
-    never runs a tool outside the sandbox (the tool is `not-run`, with the reason); `off` runs tools
-    as the build's own user. See docs/security.md."""
+    never runs a tool outside the sandbox (the tool is `not-run`, with the reason); `bubblewrap` is
+    `required` where the Landlock fallback is not enough: nothing runs unless bubblewrap works (for
+    CI, where a refused bubblewrap would otherwise pass unnoticed); `off` runs tools as the build's
+    own user. See docs/security.md."""
 
     allow_network = _Rule[list[str]]("allow_network")
     """Tool ids (shell-style globs) whose runs may use the network although their format cannot

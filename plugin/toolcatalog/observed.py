@@ -132,6 +132,7 @@ class SandboxReport:
     mechanism: str | None  # "bwrap" | "landlock" | None
     profile: str = ""  # what the sandbox allowed, in one line
     reason: str = ""  # why the runs were not sandboxed ("" when they were)
+    refused: dict[str, str] | None = None  # bubblewrap installed but refused here: {mechanism, reason, fix}
     processes: int = 0  # processes started
     observed: Observed | None = None  # merged over every process; None when unsandboxed
     undeclared: list[str] = field(default_factory=list)  # undeclared effects, each naming a path or address
@@ -162,6 +163,7 @@ class SandboxReport:
             "mechanism": self.mechanism,
             "profile": self.profile,
             "reason": self.reason,
+            "refused": None if self.refused is None else dict(self.refused),
             "processes": self.processes,
             "observed": None if self.observed is None else self.observed.as_dict(),
             "undeclared_effects": list(self.undeclared),
@@ -177,6 +179,7 @@ class SandboxReport:
             mechanism=data.get("mechanism"),
             profile=data.get("profile", ""),
             reason=data.get("reason", ""),
+            refused=None if data.get("refused") is None else {k: str(v) for k, v in data["refused"].items()},
             processes=int(data.get("processes", 0)),
             observed=None if observed is None else Observed.from_json(observed),
             undeclared=list(data.get("undeclared_effects", [])),

@@ -63,7 +63,7 @@ class Options:
     max_output_bytes: int = 1024 * 1024  # stdout cap per process
     fail_on: list[str] = field(default_factory=list)  # tool statuses and quality codes that fail the build (a FailOn)
     # Sandbox for example processes (issue: sandboxed runs)
-    sandbox: str = "auto"  # auto | required | off
+    sandbox: str = "auto"  # auto | required | bubblewrap | off
     allow_network: list[str] = field(default_factory=list)  # globs of tool ids whose runs may use the network
     sandbox_workspace: str | list[str] = "tool"  # what a run sees of the workspace: tool | all | [folders]
     sandbox_memory_mb: int = 2048  # per process (RLIMIT_DATA); 0 = not capped
@@ -319,7 +319,7 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "env": _env_names,
     "max_output_bytes": _integer("max_output_bytes", 1024),
     "fail_on": _fail_on,
-    "sandbox": _choice("sandbox", ("auto", "required", "off")),
+    "sandbox": _choice("sandbox", ("auto", "required", "bubblewrap", "off")),
     "allow_network": _texts,
     "sandbox_workspace": _sandbox_workspace,
     "sandbox_memory_mb": _integer("sandbox_memory_mb", 0),

@@ -107,7 +107,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
                 stats.tools, stats.seconds, stats.processes, stats.cached,
                 f", {stats.given} from results files" if stats.given else "",
             )
-            log.info("example processes: %s", stats.sandbox)
+            (log.warning if stats.sandbox_weaker else log.info)("example processes: %s", stats.sandbox)
             for line in report.failures(build.catalog):
                 log.warning(line)
         try:

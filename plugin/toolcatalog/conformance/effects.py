@@ -245,6 +245,7 @@ def report(tool: Tool, runs: list[Run], ctx: Context, network: bool) -> dict[str
         mechanism=mechanism,
         profile=ctx.sandbox.profile(network) if mechanism is not None else "",
         reason=reason,
+        refused=ctx.sandbox.refused.as_dict() if ctx.sandbox.refused is not None else None,
         processes=len(started),
         observed=merged,
         undeclared=list(dict.fromkeys(u for run in started for u in run.undeclared))[:MAX_UNDECLARED * 5],

@@ -54,6 +54,9 @@ class Stats:
     processes: int = 0
     seconds: float = 0.0
     sandbox: str = ""  # how example processes ran, in one line
+    # bubblewrap was refused (`sandbox` says why), or `sandbox: bubblewrap` ran nothing without it:
+    # a warning, not information (`mkdocs build --strict` fails on it; `toolcatalog check` exits 1 for the latter).
+    sandbox_weaker: bool = False
     given: int = 0  # tools whose results came from results files (the `results` option, --results)
     # Every result this check has, fresh, cached or given, under the key it was produced for:
     # what `toolcatalog check --results-out` writes.
@@ -76,7 +79,8 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
     ctx = make_context(options, catalog.root)
     if _widened(ctx.sandbox):  # the default view never shows them anyway: no mounts to spend
         ctx.unseen = _build_folders(catalog, options)
-    stats = Stats(sandbox=_sandbox_line(ctx))
+    stats = Stats(sandbox=_sandbox_line(ctx), sandbox_weaker=ctx.sandbox.refused is not None or
+                  (ctx.sandbox.withheld and ctx.sandbox.mode == "bubblewrap"))
     store = _result_cache(catalog.root, options, stats)
     common = [
         "toolcatalog-results-v2",
@@ -125,8 +129,8 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
             outcome = job.outcome if valid_outcome(tool, job.outcome) else crash_outcome(tool, None, "the planner's result is malformed")
             apply(tool, outcome)
             continue
-        if ctx.sandbox.mechanism is None and options.sandbox == "required":
-            apply(tool, _refused(tool, f"not run: `sandbox: required`, and {ctx.sandbox.reason}"))
+        if ctx.sandbox.withheld:
+            apply(tool, _refused(tool, _withheld_reason(ctx.sandbox)))
             continue
         planned.append((tool, job, cache_key))
     if shard is not None:
@@ -235,14 +239,25 @@ def crash_outcome(tool: Tool, exc: BaseException | None, when: str) -> Outcome:
 
 
 def _sandbox_line(ctx: Context) -> str:
+    """The log's `example processes:` line; a refused bubblewrap is named with its fix."""
     facts = ctx.sandbox
+    if facts.withheld:
+        if facts.mode == "bubblewrap":
+            return f"bubblewrap required but unavailable, nothing runs: {facts.reason}"
+        return f"sandbox required but unavailable, nothing runs: {facts.reason}"
     if facts.mechanism is None:
-        if facts.mode == "required":
-            return f"sandbox required but unavailable, nothing runs: {facts.reason}"
         return f"not sandboxed: {facts.reason}"
     name = {"bwrap": "bubblewrap", "landlock": "Landlock"}[facts.mechanism]
     traced = "system calls traced" if facts.tracer else f"not traced ({facts.untraced})"
-    return f"sandboxed with {name} ({facts.variant}), {traced}"
+    refused = f"; {facts.refused.describe()}" if facts.refused is not None else ""
+    return f"sandboxed with {name} ({facts.variant}), {traced}{refused}"
+
+
+def _withheld_reason(facts: sandbox.Facts) -> str:
+    """Why a tool did not run under `sandbox: required` or `sandbox: bubblewrap`."""
+    if facts.mode == "bubblewrap":
+        return f"not run: {facts.reason}"  # the reason starts with "`sandbox: bubblewrap`, and"
+    return f"not run: `sandbox: required`, and {facts.reason}"
 
 
 def _refused(tool: Tool, reason: str) -> Outcome:

@@ -57,9 +57,9 @@ class Context:
         """Run one process, in the sandbox when the build has one (`run_process` otherwise)."""
         facts = self.sandbox
         cap = self.options.max_output_bytes
+        if facts.withheld:  # the engine refuses such tools first; never run them anyway
+            return Spawned(ProcessResult(argv, None, b"", b"", False, False, False, 0.0, error=f"not run: {facts.reason}"), None, None)
         if facts.mechanism is None:
-            if facts.mode == "required":  # the engine refuses such tools first; never run them anyway
-                return Spawned(ProcessResult(argv, None, b"", b"", False, False, False, 0.0, error=f"not run: {facts.reason}"), None, None)
             return Spawned(run_process(argv, cwd=cwd, stdin=stdin, timeout_s=timeout_s, env=env, max_stdout=cap), None, None)
         with sandbox_mod.prepare(facts, argv, cwd=cwd, env=env, workspace=self.workspace, network=network, hidden=[*(hidden or []), *self.unseen],
                                  roots=self.roots, reads=reads, programs=programs) as launch:

@@ -2,7 +2,9 @@
 
 Best first: bubblewrap with an unprivileged user namespace; bubblewrap as root without one (where
 user namespaces are off); bubblewrap without a new `/proc` (containers that refuse one); then the
-Landlock launcher, which needs no namespaces at all. Each bubblewrap attempt starts `/bin/true`
+Landlock launcher, which needs no namespaces at all (not under `sandbox: bubblewrap`). When bubblewrap
+is installed but refused, the first attempt's error is kept (`Facts.refused`, with its fix), so the
+build says why its sandbox is the weaker one. Each bubblewrap attempt starts `/bin/true`
 with the same namespaces and mounts a real run uses, so "works" means works. strace, when
 installed, is tried around the chosen launcher in the same way (ptrace may be forbidden).
 """
@@ -21,33 +23,54 @@ from . import bwrap, landlock_launcher, limits, trace, view
 PROFILE_VERSION = 3  # bump when the profile changes what a tool can do or what is observed
 LAUNCHER = Path(landlock_launcher.__file__)
 
-# A fragment of bubblewrap's error -> what it means here (first match wins).
+# A fragment of bubblewrap's error -> what it means here, and the one-line fix where there is one
+# (first match wins). The fix is shown with the refusal in the build log, the catalog and pages.
+_SYSCTL_APPARMOR = "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
 _REASONS = (
-    ("setting up uid map: Permission denied", "AppArmor blocks unprivileged user namespaces (Ubuntu 23.10 and "
-     "later: `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor profile for bwrap)"),
+    ("setting up uid map: Permission denied", "AppArmor blocks unprivileged user namespaces (Ubuntu 23.10 and later)",
+     _SYSCTL_APPARMOR),
     ("Failed RTM_NEWADDR", "AppArmor lets the user namespace exist but without capabilities, so the network "
-     "namespace cannot be set up (`kernel.apparmor_restrict_unprivileged_userns=0`)"),
+     "namespace cannot be set up", _SYSCTL_APPARMOR),
     ("No permissions to creating new namespace", "unprivileged user namespaces are disabled "
-     "(kernel.unprivileged_userns_clone=0, or a seccomp profile such as Docker's default)"),
-    ("max_*_namespaces exceeded", "user namespaces are disabled (user.max_user_namespaces=0)"),
-    ("Can't mount proc", "a new /proc is refused (an unprivileged container with masked /proc paths)"),
-    ("setuid use of bubblewrap is not supported", "bwrap is setuid but built without setuid support"),
-    ("Creating new namespace failed", "namespace creation is refused (seccomp or a security module)"),
-    ("Operation not permitted", "refused by the kernel (seccomp, a security module or a missing capability)"),
+     "(kernel.unprivileged_userns_clone=0, or a seccomp profile such as Docker's default)",
+     "sudo sysctl -w kernel.unprivileged_userns_clone=1"),
+    ("max_*_namespaces exceeded", "user namespaces are disabled (user.max_user_namespaces=0)",
+     "sudo sysctl -w user.max_user_namespaces=15000"),
+    ("Can't mount proc", "a new /proc is refused (an unprivileged container with masked /proc paths)", ""),
+    ("setuid use of bubblewrap is not supported", "bwrap is setuid but built without setuid support", ""),
+    ("Creating new namespace failed", "namespace creation is refused (seccomp or a security module)", ""),
+    ("Operation not permitted", "refused by the kernel (seccomp, a security module or a missing capability)", ""),
 )
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a sandbox that is installed did not work here, so the build fell back to a weaker one."""
+
+    mechanism: str  # "bwrap"
+    reason: str  # what bubblewrap's error means (`_REASONS`), or its last line
+    fix: str = ""  # one command that lifts the refusal ("" when none is known)
+
+    def as_dict(self) -> dict[str, str]:
+        return {"mechanism": self.mechanism, "reason": self.reason, "fix": self.fix}
+
+    def describe(self) -> str:
+        """"bubblewrap refused: REASON (fix: COMMAND)", for the build log."""
+        return f"bubblewrap refused: {self.reason}" + (f" (fix: {self.fix})" if self.fix else "")
 
 
 @dataclass(frozen=True)
 class Facts:
     """The sandbox this build uses (or why none), decided once per build."""
 
-    mode: str  # the `sandbox` option: auto | required | off
+    mode: str  # the `sandbox` option: auto | required | bubblewrap | off
     mechanism: str | None = None  # "bwrap" | "landlock" | None (no sandbox)
     variant: str = ""  # bwrap: userns | root | noproc; landlock: "ABI <n>"
     program: str = ""  # the bwrap executable
     tracer: str | None = None  # strace, when it can watch sandboxed runs here
     reason: str = ""  # why there is no sandbox ("" when there is one)
     untraced: str = ""  # why runs are not traced ("" when they are)
+    refused: Refusal | None = None  # bubblewrap is installed but did not work (the first attempt's error)
     # What the build's options make of it (`configured`): the workspace view and the caps.
     workspace: str = view.TOOL  # `sandbox_workspace`: tool | all
     workspace_extra: tuple[str, ...] = ()  # its list form: more folders, relative to the workspace
@@ -57,6 +80,13 @@ class Facts:
     def configured(self, workspace: str, extra: tuple[str, ...], caps: limits.Limits) -> "Facts":
         """These facts with the build's view and caps."""
         return replace(self, workspace=workspace, workspace_extra=tuple(extra), caps=caps, limiter=limits.limiter())
+
+    @property
+    def withheld(self) -> bool:
+        """Nothing runs: `sandbox: required` without a sandbox, or `sandbox: bubblewrap` without bubblewrap."""
+        if self.mode == "bubblewrap":
+            return self.mechanism != "bwrap"
+        return self.mode == "required" and self.mechanism is None
 
     @property
     def nproc(self) -> str:
@@ -72,7 +102,9 @@ class Facts:
         """What results depend on: part of every cached result's key."""
         return ["sandbox", PROFILE_VERSION, self.mode, self.mechanism, self.variant, self.tracer is not None,
                 self.workspace, list(self.workspace_extra), [self.caps.memory_mb, self.caps.processes, self.caps.file_mb],
-                self.limiter is not None, self.nproc, self.memory_group]
+                self.limiter is not None, self.nproc, self.memory_group,
+                # Reports name a refused bubblewrap; where none was refused the key is as before.
+                *([self.refused.as_dict()] if self.refused is not None else [])]
 
     def profile(self, network: bool) -> str:
         """One line saying what a run was allowed, for pages and the catalog."""
@@ -93,11 +125,17 @@ class Facts:
 
 
 def explain(stderr: str) -> str:
-    for fragment, why in _REASONS:
+    """What a sandbox's error means, with its fix: "REASON (fix: COMMAND)"."""
+    reason, fix = _meaning(stderr)
+    return reason + (f" (fix: `{fix}`)" if fix else "")
+
+
+def _meaning(stderr: str) -> tuple[str, str]:
+    for fragment, why, fix in _REASONS:
         if fragment in stderr:
-            return why
+            return why, fix
     last = [line for line in stderr.splitlines() if line.strip()]
-    return last[-1].strip()[:200] if last else "unknown failure"
+    return (last[-1].strip()[:200] if last else "unknown failure"), ""
 
 
 def _try(argv: list[str]) -> tuple[bool, str]:
@@ -122,6 +160,7 @@ def probe(mode: str) -> Facts:
     failures: list[str] = []
     program = shutil.which("bwrap")
     chosen: Facts | None = None
+    refused: Refusal | None = None
     startup: list[str] = []
     if program is None:
         failures.append("bubblewrap (`bwrap`) is not installed")
@@ -135,19 +174,22 @@ def probe(mode: str) -> Facts:
                 chosen, startup = Facts(mode, "bwrap", variant, program), argv
                 break
             failures.append(f"bwrap ({variant}): {explain(stderr)}")
+            refused = refused or Refusal("bwrap", *_meaning(stderr))
+    if chosen is None and mode == "bubblewrap":
+        return Facts(mode, reason="`sandbox: bubblewrap`, and " + "; ".join(failures), refused=refused)
     if chosen is None:
         abi = landlock_launcher.abi_version()
         if abi >= 1:
             argv = [*launcher_argv(), "--ro", "/usr", "--ro", "/bin", "--ro", "/lib", "--ro", "/lib64", "--", "/bin/true"]
             ok, stderr = _try(argv)
             if ok:
-                chosen, startup = Facts(mode, "landlock", f"ABI {abi}"), argv
+                chosen, startup = Facts(mode, "landlock", f"ABI {abi}", refused=refused), argv
             else:
                 failures.append(f"Landlock: {explain(stderr)}")
         else:
             failures.append("Landlock is unavailable (not in this kernel, disabled, or refused)")
     if chosen is None:
-        return Facts(mode, reason="no sandbox works here: " + "; ".join(failures))
+        return Facts(mode, reason="no sandbox works here: " + "; ".join(failures), refused=refused)
     strace = trace.find()
     if strace is None:
         return _with(chosen, untraced="strace is not installed")
