@@ -10,6 +10,7 @@ The measurements are summed up in docs/hosts.md.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -162,3 +163,97 @@ def test_mkdocs2_publishes_the_demo_with_every_link_resolving(mkdocs2_site: Path
     page = (mkdocs2_site / "tools/json-sum/index.html").read_text(encoding="utf-8")
     assert "<title>json-sum</title>" in page.replace("&#45;", "-")  # the heading is the title, front matter none
     assert "title:" not in page and page.count("<h1") == 1
+
+
+@pytest.mark.slow
+def test_pages_written_for_mkdocs_break_under_zensical(tmp_path: Path, zensical_bin: Path) -> None:
+    """The checker's control, and why the flavour exists: MkDocs' link rule under Zensical gives
+    404s (the per-tool JSON links, and the stylesheet and script under a sub-path)."""
+    root = demo(tmp_path)
+    write(root / "zensical.toml", '[project]\nsite_name = "Demo"\nsite_url = "https://example.org/sub/"\n\n'
+          '[project.plugins.toolcatalog]\npaths = ["examples"]\n')
+    assert toolcatalog("markdown", str(root), "--no-run", "--generator", "mkdocs", cwd=root).returncode == 0
+    run([str(zensical_bin / "zensical"), "build"], cwd=root)
+    missing = {link.url for link in broken(root / "site", "/sub/") if link.in_catalog}
+    assert "../../../toolcatalog/assets/toolcatalog.css" in missing and "../../word-count.json" in missing
+
+
+# -- what the command reads and writes for each generator (no generator needed) ------------------
+
+
+def small(root: Path) -> Path:
+    from manifests import workspace_all_formats
+
+    return workspace_all_formats(root)
+
+
+def test_zensical_toml_gives_the_site_url_docs_dir_url_style_and_options(tmp_path: Path) -> None:
+    root = small(tmp_path)
+    write(root / "zensical.toml", '[project]\nsite_url = "https://example.org/sub/"\ndocs_dir = "pages"\n'
+          'use_directory_urls = false\n\n[project.plugins.toolcatalog]\npage_dir = "catalog"\n')
+    result = toolcatalog("markdown", str(root), "--no-run", cwd=root)
+    assert result.returncode == 0, result.stderr
+    catalog = json.loads((root / "pages/catalog.json").read_text(encoding="utf-8"))
+    tool = next(t for t in catalog["tools"] if t["id"] == "add-numbers")
+    assert tool["page"] == "https://example.org/sub/catalog/add-numbers.html"
+    page = (root / "pages/catalog/add-numbers.md").read_text(encoding="utf-8")
+    # Zensical's rule (relative to the source file pages/catalog/add-numbers.md), with file URLs
+    assert 'href="../toolcatalog/assets/toolcatalog.css"' in page
+
+
+def test_zensical_links_start_from_the_source_file_and_mkdocs_links_from_the_url(tmp_path: Path) -> None:
+    root = small(tmp_path)
+    write(root / "mkdocs.yml", "site_name: T\nplugins:\n  - toolcatalog\n")
+    assert toolcatalog("markdown", str(root), "--no-run", cwd=root).returncode == 0
+    mkdocs_page = (root / "docs/tools/add-numbers.md").read_text(encoding="utf-8")
+    assert toolcatalog("markdown", str(root), "--no-run", "--generator", "zensical", cwd=root).returncode == 0
+    zensical_page = (root / "docs/tools/add-numbers.md").read_text(encoding="utf-8")
+    assert 'href="../../toolcatalog/assets/toolcatalog.css"' in mkdocs_page  # from tools/add-numbers/
+    assert 'href="../toolcatalog/assets/toolcatalog.css"' in zensical_page  # from tools/add-numbers.md
+    assert 'href="../add-numbers.json"' in mkdocs_page and 'href="add-numbers.json"' in zensical_page
+
+
+def test_assets_listed_in_extra_css_and_extra_javascript_are_not_linked_again(tmp_path: Path) -> None:
+    root = small(tmp_path)
+    write(root / "zensical.toml", '[project]\nextra_css = ["toolcatalog/assets/toolcatalog.css"]\n'
+          'extra_javascript = [{ path = "toolcatalog/assets/toolcatalog.js", defer = true }]\n')
+    assert toolcatalog("markdown", str(root), "--no-run", cwd=root).returncode == 0
+    page = (root / "docs/tools/index.md").read_text(encoding="utf-8")
+    assert "toolcatalog.css" not in page and "toolcatalog.js" not in page
+    assert (root / "docs/toolcatalog/assets/toolcatalog.js").is_file()  # still written: the theme loads it
+
+
+def test_mkdocs2_pages_have_no_front_matter_and_one_title(tmp_path: Path) -> None:
+    root = small(tmp_path)
+    assert toolcatalog("markdown", str(root), "--no-run", "--generator", "mkdocs2", cwd=root).returncode == 0
+    page = (root / "docs/tools/text.echo.md").read_text(encoding="utf-8")
+    assert page.startswith("# Echo text\n\n<div") and "title:" not in page
+    assert 'id="tc-title"' not in page
+
+
+@pytest.mark.parametrize("name", ["*bold* _x_ `c` [a](b) <b>", "{{ config }} {% if %}", "ends with # #", "a\\\\b & c"])
+def test_mkdocs2_title_heading_reads_as_the_name(name: str) -> None:
+    import markdown
+    from markupsafe import escape
+
+    from toolcatalog.markdown_pages import _heading_text
+
+    html = markdown.markdown("# " + _heading_text(str(escape(name))))
+    assert html.startswith("<h1>") and html.endswith("</h1>") and "{" not in html
+    parser = HTMLParser(convert_charrefs=True)
+    text: list[str] = []
+    parser.handle_data = text.append  # type: ignore[method-assign]
+    parser.feed(html)
+    assert "".join(text) == name
+
+
+@pytest.mark.parametrize("config, expected", [
+    ("mkdocs.yml", "mkdocs.yml:2:8: not valid YAML: while parsing a flow sequence; expected ',' or ']', but got ':'"),
+    ("zensical.toml", "zensical.toml: not valid TOML: Expected ']' at the end of a table declaration (at line 1, column 9)"),
+])
+def test_config_errors_are_one_readable_line(tmp_path: Path, config: str, expected: str) -> None:
+    text = "site_name: [x\nplugins: -\n" if config.endswith(".yml") else "[project\nsite_url = 1\n"
+    write(tmp_path / config, text)
+    result = toolcatalog("markdown", str(tmp_path), "--no-run", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip().endswith(expected) and "\\n" not in result.stderr and result.stderr.count("\n") == 1
