@@ -257,3 +257,15 @@ def test_config_errors_are_one_readable_line(tmp_path: Path, config: str, expect
     result = toolcatalog("markdown", str(tmp_path), "--no-run", cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip().endswith(expected) and "\\n" not in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_mkdocs2_pages_are_replaced_and_removed_by_the_next_run_like_any_generated_page(tmp_path: Path) -> None:
+    root = small(tmp_path)
+    assert toolcatalog("markdown", str(root), "--no-run", "--generator", "mkdocs2", cwd=root).returncode == 0
+    shutil.rmtree(root / ".tools/text.echo")
+    write(root / "docs/mine.md", '# Mine\n\n<div class="toolcatalog-page">\n</div>\n')  # the site's own
+    result = toolcatalog("markdown", str(root), "--no-run", "--generator", "mkdocs2", cwd=root)
+    assert result.returncode == 0 and "kept" not in result.stderr, result.stderr
+    assert not (root / "docs/tools/text.echo.md").exists() and (root / "docs/mine.md").is_file()
+    assert toolcatalog("markdown", str(root), "--no-run", cwd=root).returncode == 0  # back to front matter: replaced
+    assert (root / "docs/tools/add-numbers.md").read_text(encoding="utf-8").startswith("---\ntitle: ")
