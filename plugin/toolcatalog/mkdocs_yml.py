@@ -13,13 +13,18 @@ Zensical reads a `zensical.toml` whose `[project]` table holds the same keys as 
 from __future__ import annotations
 
 import os
-import tomllib
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 from .files import ReadError, read_capped
 from .options import Options, OptionsError, RULES
