@@ -231,7 +231,7 @@ def test_mkdocs2_pages_have_no_front_matter_and_one_title(tmp_path: Path) -> Non
     assert 'id="tc-title"' not in page
 
 
-@pytest.mark.parametrize("name", ["*bold* _x_ `c` [a](b) <b>", "{{ config }} {% if %}", "ends with # #", "a\\\\b & c"])
+@pytest.mark.parametrize("name", ["*bold* _x_ `c` [a](b) <b>", "</title><script>x()</script>", "{{ config }} {% if %}", "ends with # #", "a\\\\b & c"])
 def test_mkdocs2_title_heading_reads_as_the_name(name: str) -> None:
     import markdown
     from markupsafe import escape
