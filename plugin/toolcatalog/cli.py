@@ -99,6 +99,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     markdown.add_argument("--no-cache", action="store_true", help="ignore and do not write cached results")
     markdown.add_argument("--sandbox", choices=SANDBOX_LEVELS, help="isolate example processes (default: the config's, else auto)")
     markdown.add_argument("--site-url", help="base URL for absolute links (default: mkdocs.yml's site_url; \"\" for none)")
+    markdown.add_argument("--generator", choices=("mkdocs", "zensical", "mkdocs2"),
+                          help="the site generator whose link rules the pages follow: mkdocs (also ProperDocs), "
+                          "zensical, mkdocs2 (pages without front matter) (default: zensical when the config is a "
+                          "zensical.toml, else mkdocs)")
     _results_flag(markdown)
     markdown.set_defaults(handler=_markdown)
 
@@ -291,12 +295,15 @@ def _markdown(args: argparse.Namespace) -> int:
     folder = docsdir.Folder.open(docs)
     # What the last run wrote and nobody changed since: ours to replace, never the site's own pages.
     ours = {path for path in folder.record if folder.replaceable(path)}
+    generator = args.generator or ("zensical" if project.zensical else "mkdocs")
+    if generator == "mkdocs2":  # MkDocs 2 has no option: every page gets a directory URL
+        project = dataclasses.replace(project, directory_urls=True)
     build = _prepare(args, workspace, project, docs, not_users=ours)
     if build.options.run_examples and not args.no_run:
         pipeline.check(build, results=args.results)
         print(_stats_line(build), file=sys.stderr)
     link = source_links(build.options.source_uri, project.repo_url, project.edit_uri, str(project.docs_dir or "docs"))
-    pages = build.markdown_pages([project.custom_dir] if project.custom_dir else [], link)
+    pages = build.markdown_pages([project.custom_dir] if project.custom_dir else [], link, generator, project.extra_assets)
     files = build.outputs()
     for path, text in pages.items():
         if path in files:

@@ -32,6 +32,7 @@ __all__ = ["Folder", "FolderError", "RECORD", "marked"]
 RECORD = ".toolcatalog-generated.json"  # in the docs folder; generators skip dot files
 GENERATOR = "mkdocs-toolcatalog"
 PAGE_MARK = '\n---\n\n<div class="toolcatalog-page">\n'  # after a generated page's front matter
+HEADING_MARK = b'\n\n<div class="toolcatalog-page">\n'  # right after an MkDocs 2 page's one-line heading
 TOOL_JSON_MARK = "#/$defs/tool"  # the end of a generated tool file's `$schema`, its first key
 _TOOL_FILE = re.compile(rb'\{\s*"\$schema": "[^"\\]*catalog[^"\\]*' + re.escape(TOOL_JSON_MARK.encode()) + rb'"')
 MAX_READ = 64 * 1024 * 1024  # a generated file is never larger; a larger one is not ours
@@ -46,10 +47,14 @@ class FolderError(Exception):
 
 def marked(path: str, data: bytes) -> bool:
     """Whether `data`, the content of docs path `path`, carries the mark every file of its kind
-    that the export writes has: a page's raw block right after its front matter, a tool file's
+    that the export writes has: a page's raw block right after its front matter (or, for MkDocs 2,
+    right after its title heading), a tool file's
     `$schema`. Other kinds (the catalog, llms.txt, the assets) carry none: they are replaced
     only at the paths this run writes, and never removed."""
     if path.endswith(".md"):
+        if data.startswith(b"# "):  # a page written for MkDocs 2: its title heading, then the block
+            end = data.find(b"\n", 0, 4096)
+            return end > 0 and data.startswith(HEADING_MARK, end)
         return data.startswith(b"---\ntitle: ") and PAGE_MARK.encode() in data[:4096]
     if path.endswith(".json"):  # read as text, never parsed: a planted file may nest without end
         return _TOOL_FILE.match(data) is not None

@@ -9,8 +9,18 @@ so every file lands at the site path the plugin would give it.
 Each page is YAML front matter with its title, then one raw HTML block made by the same
 renderer and templates as the plugin's pages (so verdicts, badges, schema tables and
 example results are the same). Python-Markdown passes such a block through untouched.
-Links inside it are written relative to the URL the generator gives the page
-(`directory_urls` as in MkDocs), since no generator rewrites links inside raw HTML.
+Generators disagree on what a relative link inside raw HTML is relative to, so the links
+follow the rule of the generator named (`GENERATORS`):
+- "mkdocs" (MkDocs 1.6, ProperDocs): relative to the URL the page gets (`directory_urls`),
+  since MkDocs leaves raw HTML alone.
+- "zensical": relative to the page's *source file*, since Zensical resolves raw HTML links
+  from there and rewrites them for the page's URL (adding `../` with directory URLs).
+- "mkdocs2" (MkDocs 2.0 pre-releases): relative to the URL, always a directory URL; MkDocs 2
+  reads no front matter (it would show as text), so the page starts with its title as a
+  Markdown heading, which MkDocs 2 takes as the page title, and the HTML's own `<h1>` goes.
+Relative links work wherever the site is mounted (the domain root or a sub-path).
+The stylesheet and the script are linked from each page unless the config already lists them
+in `extra_css`/`extra_javascript` (`extra_assets`), when the theme loads them on every page.
 
 The block holds manifest text, so it is written for the layers a generator may run before
 the HTML (`markdown_safe`): a CommonMark reader ends a raw HTML block at the first blank line
@@ -36,7 +46,10 @@ from .model import Catalog
 from .placement import Placement, page_url
 from .render import CSS_PATH, INDEX_TITLE, JS_PATH, Renderer, templates_dir
 
-__all__ = ["markdown_safe", "relative_url", "render"]
+__all__ = ["GENERATORS", "markdown_safe", "relative_url", "render"]
+
+GENERATORS = ("mkdocs", "zensical", "mkdocs2")
+_TITLE_H1 = re.compile(r'<h1 id="tc-title">.*?</h1>\n?', re.S)  # the templates' page heading
 
 
 def relative_url(target: str, page: str) -> str:
@@ -57,40 +70,78 @@ def render(
     template_dirs: Iterable[Path] = (),
     source_link: SourceLink | None = None,
     user_pages: Iterable[str] = (),
+    generator: str = "mkdocs",
+    extra_assets: Iterable[str] = (),
 ) -> dict[str, str]:
     """Every page and asset as `{docs path: text}`: the index (unless `user_pages`, the site's own
     pages, has one there), each tool's page (unless the site's own page has its URL), the stylesheet
-    and the script. Tools must have been placed (`placement.place`) with the same `directory_urls`."""
+    and the script. Tools must have been placed (`placement.place`) with the same `directory_urls`
+    (always on for "mkdocs2"). `generator` is one of `GENERATORS`; `extra_assets` the site paths the
+    config's `extra_css` and `extra_javascript` list."""
+    if generator not in GENERATORS:
+        raise ValueError(f"unknown generator {generator!r}")
     dirs = [Path(d) for d in template_dirs]
     renderer = Renderer(dirs)
+    page = _Flavour(generator, frozenset(extra_assets))
     files: dict[str, str] = {}
     index = placement.index_page
     if index not in set(user_pages):
-        url = page_url(index, directory_urls)
-        html = renderer.index_page(catalog, lambda target: relative_url(target, url))
-        files[index] = _page(INDEX_TITLE, html, url)
+        base = page.base(index, page_url(index, directory_urls))
+        html = renderer.index_page(catalog, lambda target: relative_url(target, base))
+        files[index] = page.text(INDEX_TITLE, html, base)
     for tool in catalog.tools:
         if tool.page is None or tool.url is None:
             continue
-        url = tool.url
-        html = renderer.tool_page(tool, catalog, lambda target, url=url: relative_url(target, url), source_link)
-        files[tool.page] = _page(str(escape(tool.name)), html, url)
+        base = page.base(tool.page, tool.url)
+        html = renderer.tool_page(tool, catalog, lambda target, base=base: relative_url(target, base), source_link)
+        files[tool.page] = page.text(str(escape(tool.name)), html, base)
     for asset in (CSS_PATH, JS_PATH):
         files[asset] = _asset(asset, dirs)
     return files
 
 
-def _page(title: str, html: str, url: str) -> str:
-    """A Markdown page: its title (already escaped: themes put it into <title> and the nav
-    unescaped) and one raw HTML block that loads the stylesheet and the script itself."""
-    css, js = relative_url(CSS_PATH, url), relative_url(JS_PATH, url)
-    block = (
-        f'<div class="toolcatalog-page">\n<link rel="stylesheet" href="{escape(css)}">\n'
-        f"{html.strip()}\n"
-        f'<script src="{escape(js)}"></script>\n</div>'
-    )
-    # The title is HTML already (see above): the same references keep a template layer off it.
-    return f"---\ntitle: {json.dumps(_no_template(title), ensure_ascii=False)}\n---\n\n{markdown_safe(block)}\n"
+class _Flavour:
+    """How pages are written for one generator: what their links are relative to, how the title
+    is given, which assets each page links itself."""
+
+    def __init__(self, generator: str, extra_assets: frozenset[str]) -> None:
+        self.generator = generator
+        self.extra_assets = extra_assets
+
+    def base(self, source: str, url: str) -> str:
+        """What the page's relative links start from, written as a URL `relative_url` reads: the
+        source file itself for Zensical ("tools/x.md": its folder), else the page's URL."""
+        return source if self.generator == "zensical" else url
+
+    def text(self, title: str, html: str, base: str) -> str:
+        """A Markdown page: its title (already escaped: themes put it into <title> and the nav
+        unescaped) and one raw HTML block that loads the stylesheet and the script itself."""
+        css = "" if CSS_PATH in self.extra_assets else f'<link rel="stylesheet" href="{escape(relative_url(CSS_PATH, base))}">\n'
+        js = "" if JS_PATH in self.extra_assets else f'<script src="{escape(relative_url(JS_PATH, base))}"></script>\n'
+        if self.generator == "mkdocs2":  # the Markdown heading below is the page's title: not twice
+            html = _TITLE_H1.sub("", html, count=1)
+        block = f'<div class="toolcatalog-page">\n{css}{html.strip()}\n{js}</div>'
+        if self.generator == "mkdocs2":
+            return f"# {_heading_text(title)}\n\n{markdown_safe(block)}\n"
+        # The title is HTML already (see above): the same references keep a template layer off it.
+        return f"---\ntitle: {json.dumps(_no_template(title), ensure_ascii=False)}\n---\n\n{markdown_safe(block)}\n"
+
+
+_PLAIN = frozenset(" -.,:;/+=@?%$~^")  # no syntax inside a heading's text: kept as they are
+
+
+def _heading_text(title: str) -> str:
+    """`title` (HTML, escaped) as the text of a one-line Markdown heading that reads as that HTML:
+    every ASCII character that Markdown or a template layer could read as syntax (`*`, `_`, `[`,
+    `` ` ``, `<`, `{`, `#`, `\\`, ...) is written as a character reference (entities stay as they
+    are), and line ends as spaces."""
+    out = []
+    for part in re.split(r"(&(?:[A-Za-z][A-Za-z0-9]*|#[0-9]+|#[xX][0-9A-Fa-f]+);)", " ".join(title.split())):
+        if part.startswith("&") and part.endswith(";"):
+            out.append(part)
+        else:
+            out.append("".join(ch if ch.isalnum() or ch in _PLAIN or not ch.isascii() else f"&#{ord(ch)};" for ch in part))
+    return "".join(out) or "&#32;"
 
 
 _TAG_NAME = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)")

@@ -71,13 +71,18 @@ class Build:
         """Every output for agents as `{site path: text}`. Raises outputs.ExportError."""
         return outputs.render(self.catalog, self.options, self.site)
 
-    def markdown_pages(self, template_dirs: Iterable[Path] = (), source_link: SourceLink | None = None) -> dict[str, str]:
+    def markdown_pages(
+        self, template_dirs: Iterable[Path] = (), source_link: SourceLink | None = None,
+        generator: str = "mkdocs", extra_assets: Iterable[str] = (),
+    ) -> dict[str, str]:
         """The catalog's pages as Markdown, with their stylesheet and script, as `{docs path: text}`
         (see `markdown_pages`): with `outputs()`, a docs folder any generator can publish.
-        `template_dirs` override our templates; `source_link` links manifest lines to the repository."""
+        `template_dirs` override our templates; `source_link` links manifest lines to the repository;
+        `generator` ("mkdocs", "zensical", "mkdocs2") whose link rules the pages follow; `extra_assets`
+        the paths the config's `extra_css`/`extra_javascript` load on every page."""
         return markdown_pages.render(
             self.catalog, self.placement, directory_urls=self.directory_urls, template_dirs=template_dirs,
-            source_link=source_link, user_pages=self.user_pages,
+            source_link=source_link, user_pages=self.user_pages, generator=generator, extra_assets=extra_assets,
         )
 
 
