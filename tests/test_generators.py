@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import venv
 from html.parser import HTMLParser
 from pathlib import Path
@@ -33,10 +34,10 @@ AGENT_FILES = ("catalog.json", "mcp-tools.json", "llms.txt")
 
 def _venv(where: Path, requirement: str) -> Path:
     """A fresh venv with `requirement` installed, or a skip naming why pip could not install it."""
-    venv.EnvBuilder(with_pip=True).create(where)
+    venv.EnvBuilder(with_pip=False).create(where)  # installed into by this interpreter's pip: no ensurepip per venv
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     env.pop("PYTHONPATH", None)
-    done = subprocess.run([str(where / "bin" / "python"), "-m", "pip", "install", "--quiet", requirement],
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(where / "bin" / "python"), "install", "--quiet", requirement],
                           capture_output=True, text=True, timeout=300, env=env)
     if done.returncode != 0:
         pytest.skip(f"cannot install {requirement} from the package index: {done.stderr.strip()[-500:]}")

@@ -41,9 +41,10 @@ MATERIAL = {
 PLAIN = {"name": "mkdocs", "highlightjs": False}  # its default loads highlight.js from a CDN
 THEMES = {"material": MATERIAL, "mkdocs": PLAIN}
 
-# (theme, colour scheme, viewport width)
+# (theme, colour scheme, viewport width). The dark scheme changes colours, never widths: it is
+# checked at the desktop width only (its phone layout is the light scheme's).
 VARIANTS = [
-    ("material", "light", 1280), ("material", "dark", 1280), ("material", "light", 390), ("material", "dark", 390),
+    ("material", "light", 1280), ("material", "dark", 1280), ("material", "light", 390),
     ("mkdocs", "light", 1280), ("mkdocs", "light", 390),
 ]
 NARROW = 390
