@@ -86,6 +86,18 @@ def reference(tmp_path_factory: pytest.TempPathFactory, mount: str) -> Path:
     return root / "site"
 
 
+@pytest.fixture(scope="module")
+def properdocs_site(tmp_path_factory: pytest.TempPathFactory, mount: str) -> Path:
+    """The demo built by `properdocs build` with the plugin, from a properdocs.yml."""
+    root = demo(tmp_path_factory.mktemp("properdocs"))
+    write(root / "properdocs.yml", yaml.safe_dump({
+        "site_name": "Demo", "site_url": MOUNTS[mount], "theme": {"name": "mkdocs"},
+        "plugins": [{"toolcatalog": {"paths": ["examples"]}}],
+    }))
+    build(root, host="properdocs")
+    return root / "site"
+
+
 def export(root: Path, *args: str) -> None:
     result = toolcatalog("markdown", str(root), *args, cwd=root)
     assert result.returncode == 0, result.stderr  # no fail_on: failing and invalid tools are published
@@ -150,6 +162,10 @@ def assert_like_reference(site: Path, reference: Path, mount: str) -> None:
     assert agent_files(site) == expected
     assert verdicts(site) == verdicts(reference)
     assert len(set(verdicts(reference).values())) >= 4  # passed, failed, invalid, ...: not all alike
+
+
+def test_properdocs_publishes_the_demo_with_every_link_resolving(properdocs_site: Path, reference: Path, mount: str) -> None:
+    assert_like_reference(properdocs_site, reference, mount)
 
 
 @pytest.mark.slow
