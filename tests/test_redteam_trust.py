@@ -557,3 +557,38 @@ def test_a_widened_view_is_part_of_every_key(tmp_path: Path) -> None:
     result = build(root, check=False)
     assert re.search(r"checked 1 tools in [0-9.]+s: 1 processes started", result.stderr), result.stderr
     assert_caught(sneaky_entry(root))
+
+
+@pytest.mark.parametrize("planted", ["every bucket", "the cache folder itself"])
+def test_links_planted_in_an_in_checkout_cache_folder_make_the_build_write_nothing_outside(tmp_path: Path, planted: str) -> None:
+    root = tmp_path / "repo"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    speccify_tool(root, "echo", [("one", {"x": 1}, {"x": 1})], files={f"{PLATFORM}.py": "import json, sys\nprint(json.dumps(json.load(sys.stdin)))\n"})
+    mkdocs_project(root, {"sandbox": "off", "cache_dir": ".cache/tc"})
+    if planted == "every bucket":  # results/<2 hex>/ and parse/<2 hex>/ all lead elsewhere
+        for sub in ("", "parse/"):
+            for n in range(256):
+                link = root / ".cache" / "tc" / f"{sub}{n:02x}"
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(outside)
+    else:
+        (root / ".cache").mkdir()
+        (root / ".cache" / "tc").symlink_to(outside)
+    done = toolcatalog_process("check", str(root))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert list(outside.rglob("*")) == [], "the build wrote through a link planted in the checkout"
+
+
+def test_a_sandbox_workspace_entry_that_links_out_of_the_checkout_is_never_walked_for_the_key(tmp_path: Path) -> None:
+    from toolcatalog.conformance import engine
+    from toolcatalog.conformance.job import make_context
+
+    root = tmp_path / "repo"
+    (root / "shared").mkdir(parents=True)
+    (root / "lnk").symlink_to("/proc")  # hashing /proc would take hours; /etc/ssl would put host files in the key
+    ctx = make_context(Options(sandbox_workspace=["lnk", "shared"]), root)
+    if ctx.sandbox.mechanism is None:
+        pytest.skip("needs a sandbox (a widened view exists only there)")
+    digests = engine._widened_view_digest(ctx, root, [])
+    assert digests[0] == "outside" and len(digests) == 2

@@ -377,3 +377,28 @@ def test_the_visible_program_folders_come_from_the_build_s_python_only(tmp_path:
     os.symlink("/proc", tmp_path / "bin")
     assert layout.program_folders(str(tmp_path)) == before
     assert all(not f.startswith(("/etc", "/proc", str(tmp_path))) for f in before), before
+
+
+def test_a_config_naming_the_home_folder_and_a_driver_reading_its_secrets_show_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`paths: [~]` (the config is the attacker's too) and a driver's `fs.read: [~/.ssh, ~/.cache/...]`:
+    neither the driver's reads nor the home folder's dot folders reach the view, and the results
+    key's folder (XDG_CACHE_HOME) is never shown."""
+    from toolcatalog.conformance.agentproto import declared_reads
+    from toolcatalog.model import Driver, Tool
+    from toolcatalog.sandbox import view
+
+    home, ws = tmp_path / "home", tmp_path / "home" / "ws"
+    for folder in (home / ".ssh", home / ".cache" / "mkdocs-toolcatalog", home / "projects", ws / ".drivers" / "d", ws / ".tools" / "t"):
+        folder.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    (tmp_path / "xdg").mkdir()
+    driver = Driver(id="d", name="d", kind="cli", version="1.0.0", description="", source=".drivers/d/DRIVER.md", abs_path=ws / ".drivers/d/DRIVER.md",
+                    fields={"sandbox": {"fs": {"read": [str(home / ".ssh"), str(home / ".cache/mkdocs-toolcatalog"), "../../.tools/t"]}}})
+    tool = Tool(id="t", name="t", format="aip-14", source=".tools/t/TOOL.md", abs_path=ws / ".tools" / "t" / "TOOL.md")
+    reads = [str(p) for p in declared_reads(tool, driver, ws)]
+    assert reads == [str(ws / ".tools" / "t"), str(ws / ".drivers/d/../../.tools/t")]  # nothing outside the workspace
+    seen = view.workspace_view("tool", (), str(ws), [str(home)], str(ws / ".drivers" / "d"),
+                               [str(home / ".ssh"), str(home / ".cache/mkdocs-toolcatalog"), str(tmp_path / "xdg"), str(home / "projects")])
+    assert sorted(seen.folders) == sorted([str(ws / ".drivers" / "d"), str(home / "projects")])  # an ordinary folder of a searched root still shows
+    assert view.guarded(str(home)) and view.guarded("/") and view.guarded(str(tmp_path / "xdg" / "mkdocs-toolcatalog"))

@@ -103,9 +103,16 @@ def file_digest(path: Path) -> str | None:
     return "sha256:" + h.hexdigest()
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so readers never see half a catalog."""
+def write_atomic(path: Path, text: str, inside: Path | None = None) -> None:
+    """Write via a temporary file and rename, so readers never see half a catalog. `inside`: a
+    folder the file must be written in, through no link: a cache folder in the checkout may hold
+    links a commit planted (`.cache/00 -> /tmp/elsewhere`), and writing through one would write
+    outside the build's outputs. OSError when a link is on the way."""
+    if inside is not None:
+        _refuse_links_below(Path(inside), path.parent)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if inside is not None:
+        _refuse_links_below(Path(inside), path.parent)  # nothing swapped in while the folders were made
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
@@ -118,6 +125,20 @@ def write_atomic(path: Path, text: str) -> None:
         except OSError:
             pass
         raise
+
+
+def _refuse_links_below(base: Path, folder: Path) -> None:
+    """OSError unless `folder` lies inside `base` and no existing part of it below `base` is a link."""
+    base_abs, folder_abs = os.path.abspath(base), os.path.abspath(folder)
+    if folder_abs != base_abs and not folder_abs.startswith(base_abs.rstrip(os.sep) + os.sep):
+        raise OSError(f"{folder} is not inside {base}")
+    current = base_abs
+    for part in os.path.relpath(folder_abs, base_abs).split(os.sep):
+        if part in ("", "."):
+            continue
+        current = os.path.join(current, part)
+        if os.path.islink(current):
+            raise OSError(f"{current} is a link: nothing is written through it")
 
 
 # The only folder a tool folder's hash leaves out: no commit can hold a `.git` (git refuses the
@@ -146,7 +167,7 @@ def hash_tree(root: Path, exclude: Iterable[str] = ()) -> str:
     digest = hashlib.sha256()
     budget = _Budget()
     root = Path(root)
-    if not root.is_dir():
+    if root.is_symlink() or not root.is_dir():  # a link is hashed as the text it points to, never walked
         _hash_entry(digest, root, root.name, budget)
         return digest.hexdigest()
     # An explicit stack, not os.walk (which recurses on Python 3.11): a tool folder may hold a

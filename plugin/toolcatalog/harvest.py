@@ -136,7 +136,8 @@ def _parse_cache(workspace: Path, options: Options, catalog: Catalog) -> ParseCa
     except sealing.KeyUnavailable as exc:
         catalog.notes.append(sealing.no_key_note(exc))
         return ParseCache(None, options.max_manifest_bytes)
-    return ParseCache(sealing.cache_dir(workspace, options.cache_dir), options.max_manifest_bytes, key)
+    folder = sealing.cache_dir(workspace, options.cache_dir)
+    return ParseCache(folder, options.max_manifest_bytes, key, base=sealing.cache_base(workspace, folder))
 
 
 def _cacheable(parsed: Tool | Driver) -> bool:

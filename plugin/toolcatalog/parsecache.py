@@ -74,8 +74,9 @@ def code_digest() -> str:
 class ParseCache:
     """Parse results under `folder` (None: no caching, every manifest is parsed)."""
 
-    def __init__(self, folder: Path | None, max_bytes: int, key: Key | None = None):
+    def __init__(self, folder: Path | None, max_bytes: int, key: Key | None = None, base: Path | None = None):
         self.folder = Path(folder) / SUBFOLDER if folder and key is not None else None
+        self.base = Path(base) if base is not None else (Path(folder) if folder else None)  # written below it through no link
         self.key = key
         self.max_bytes = max_bytes
         self.hits = 0
@@ -159,7 +160,7 @@ class ParseCache:
         if len(data) > ENTRY_BYTES_PER_MANIFEST_BYTE * self.max_bytes + (1 << 20):
             return  # it could never be read back
         try:
-            write_atomic(self._path(key), text)
+            write_atomic(self._path(key), text, inside=self.base)
         except OSError:
             pass  # a cache that cannot be written only costs time
 

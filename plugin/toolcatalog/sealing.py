@@ -120,6 +120,13 @@ def default_cache_dir(workspace: Path) -> Path:
     return user_cache_root() / CACHE_FOLDER / digest
 
 
+def cache_base(workspace: Path, folder: Path) -> Path:
+    """The folder below which cache writes follow no link: the workspace when the cache folder lies
+    in it (a commit can plant links anywhere in the checkout), else the cache folder itself."""
+    ws, target = os.path.abspath(workspace), os.path.abspath(folder)
+    return Path(ws) if target == ws or target.startswith(ws.rstrip(os.sep) + os.sep) else Path(target)
+
+
 def cache_dir(workspace: Path, configured: str | None) -> Path:
     """The cache folder for `cache_dir` (None: the default; relative: to the workspace)."""
     if not configured:

@@ -171,10 +171,13 @@ def _task(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefi
     return task
 
 
-def declared_reads(tool: Tool, driver: Driver) -> list[Path]:
+def declared_reads(tool: Tool, driver: Driver, workspace: Path) -> list[Path]:
     """The folders a CLI run sees besides its driver's folder: the tool's own folder and the fixed
-    part of each `sandbox.fs.read` pattern of the driver (the sandbox drops any outside the workspace)."""
+    part of each `sandbox.fs.read` pattern of the driver that lies inside the workspace. A manifest
+    never widens the view beyond it: `paths` may name folders outside (even `/`), and a driver's
+    `fs.read: [/home/runner/.ssh]` inside such a folder must still show nothing."""
     out = [tool.dir]
+    ws = os.path.realpath(workspace)
     block = driver.fields.get("sandbox") if isinstance(driver.fields.get("sandbox"), dict) else {}
     files = block.get("fs") if isinstance(block.get("fs"), dict) else {}
     patterns = files.get("read") if isinstance(files.get("read"), list) else []
@@ -186,7 +189,10 @@ def declared_reads(tool: Tool, driver: Driver) -> list[Path]:
             if any(c in part for c in "*?["):
                 break
             fixed.append(part)
-        out.append((Path("/") if pattern.startswith("/") else driver.abs_path.parent).joinpath(*fixed))
+        folder = (Path("/") if pattern.startswith("/") else driver.abs_path.parent).joinpath(*fixed)
+        real = os.path.realpath(folder)
+        if real == ws or real.startswith(ws + os.sep):
+            out.append(folder)
     return out
 
 
@@ -194,7 +200,7 @@ def _read_hashes(tool: Tool, driver: Driver, ctx: Context) -> list[str]:
     """The contents of the `sandbox.fs.read` folders a run of `driver` sees (a result depends on
     them); those outside the workspace are never shown, so they are not hashed either."""
     workspace = os.path.realpath(ctx.workspace)
-    found = [os.path.realpath(p) for p in declared_reads(tool, driver)[1:]]
+    found = [os.path.realpath(p) for p in declared_reads(tool, driver, ctx.workspace)[1:]]
     return [hash_tree(Path(p)) for p in found if p == workspace or p.startswith(workspace + os.sep)]
 
 
@@ -221,7 +227,7 @@ def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, pr
     argv = [*prefix, *args]
     run.argv = [Path(argv[0]).name, *argv[1:]]
     spawned = ctx.run(argv, cwd=driver.abs_path.parent, stdin=None, timeout_s=timeout, env=ctx.env, network=rules.network, hidden=rules.hidden,
-                      reads=declared_reads(tool, driver), programs=rules.programs)
+                      reads=declared_reads(tool, driver, ctx.workspace), programs=rules.programs)
     result = spawned.result
     run.sandbox, run.observed = spawned.mechanism, spawned.observed
     run.started, run.exit_code = result.error is None, result.exit_code

@@ -70,8 +70,9 @@ def roundtrip(outcome: Any) -> Any:
 class ResultCache:
     """Results under `folder`, sealed with `key` (None for either: nothing is cached)."""
 
-    def __init__(self, folder: Path | None, key: Key | None = None):
+    def __init__(self, folder: Path | None, key: Key | None = None, base: Path | None = None):
         self.folder = Path(folder) if folder and key is not None else None
+        self.base = Path(base) if base is not None else self.folder  # written below it through no link
         self.key = key
         self.hits = 0
         self.misses = 0
@@ -132,7 +133,7 @@ class ResultCache:
         if size > MAX_ENTRY_BYTES:
             return  # it could never be read back
         try:
-            write_atomic(self._path(cache_key), sealed)
+            write_atomic(self._path(cache_key), sealed, inside=self.base)
         except OSError:
             pass  # a cache that cannot be written only costs time
 

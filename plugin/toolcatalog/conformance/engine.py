@@ -77,7 +77,7 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
     planners = PLANNERS if planners is None else planners
     started = time.monotonic()
     ctx = make_context(options, catalog.root)
-    if _widened(ctx.sandbox):  # the default view never shows them anyway: no mounts to spend
+    if _widened(ctx.sandbox):  # only a widened view shows them (a driver's `fs.read` of the workspace root aside: see notes)
         ctx.unseen = _build_folders(catalog, options)
     stats = Stats(sandbox=_sandbox_line(ctx), sandbox_weaker=ctx.sandbox.refused is not None or
                   (ctx.sandbox.withheld and ctx.sandbox.mode == "bubblewrap"))
@@ -202,7 +202,8 @@ def _result_cache(workspace: Path, options: Options, stats: Stats) -> cache_mod.
     except sealing.KeyUnavailable as exc:
         stats.notes.append(sealing.no_key_note(exc))
         return cache_mod.ResultCache(None)
-    return cache_mod.ResultCache(sealing.cache_dir(workspace, options.cache_dir), key)
+    folder = sealing.cache_dir(workspace, options.cache_dir)
+    return cache_mod.ResultCache(folder, key, base=sealing.cache_base(workspace, folder))
 
 
 def _widened(facts: sandbox.Facts) -> bool:
@@ -229,8 +230,12 @@ def _widened_view_digest(ctx: Context, workspace: Path, unseen: list[str]) -> li
     if not _widened(facts):
         return []
     if facts.workspace == "all":
-        return [hash_tree(workspace, exclude=unseen)]
-    return [hash_tree(Path(workspace, folder), exclude=unseen) for folder in facts.workspace_extra]
+        return [hash_tree(Path(os.path.realpath(workspace)), exclude=unseen)]  # real paths, as `unseen` holds
+    root = os.path.realpath(workspace)
+    reals = [os.path.realpath(os.path.join(root, folder)) for folder in facts.workspace_extra]
+    # A listed folder that is a committed link out of the workspace is not shown (view.py), so it
+    # is not hashed either: the key never walks the host (`lnk -> /proc`).
+    return [hash_tree(Path(real), exclude=unseen) if real.startswith(root + os.sep) else "outside" for real in reals]
 
 
 def crash_outcome(tool: Tool, exc: BaseException | None, when: str) -> Outcome:

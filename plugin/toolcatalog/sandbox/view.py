@@ -35,8 +35,28 @@ def _below(path: str, folder: str) -> bool:
 
 
 def inside(path: str, workspace: str, roots: list[str]) -> bool:
-    """Whether the real path `path` lies in the workspace or one of the searched folders."""
-    return any(_below(path, base) for base in (workspace, *roots))
+    """Whether the real path `path` lies in the workspace or one of the searched folders (where it
+    must not be a guarded host folder: `paths` comes from the config, which a commit can change)."""
+    if _below(path, workspace):
+        return True
+    return any(_below(path, base) for base in roots) and not guarded(path)
+
+
+def guarded(path: str) -> bool:
+    """Host folders no run sees whatever the config names: the home folder and any folder holding
+    it, the home folder's dot folders (`~/.ssh`, `~/.cache`, where the results key lives), and the
+    user cache folder `XDG_CACHE_HOME` names."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    if home and home != "/":
+        if _below(home, path):  # the home folder, or a folder holding it
+            return True
+        if _below(path, home) and os.path.relpath(path, home).split(os.sep)[0].startswith("."):
+            return True
+    cache = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(cache):
+        real = os.path.realpath(cache)
+        return _below(path, real) or _below(real, path)
+    return False
 
 
 def workspace_view(setting: str, extra: tuple[str, ...], workspace: str, roots: list[str], cwd: str,
