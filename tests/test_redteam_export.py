@@ -421,3 +421,12 @@ def test_export_writes_nothing_through_a_link_in_its_folder(tmp_path: Path) -> N
     assert result.returncode == 1 and "tools/adder.json not written" in result.stderr
     assert list(outside.iterdir()) == []
     assert (out / "catalog.json").is_file()
+
+
+def test_a_docs_folder_inside_the_checkouts_git_is_refused(tmp_path: Path) -> None:
+    root = plain_project(tmp_path / "repo")
+    (root / ".git" / "hooks").mkdir(parents=True)
+    write(root / "mkdocs.yml", yaml.safe_dump({"site_name": "x", "docs_dir": ".git/hooks"}))
+    result = toolcatalog("markdown", str(root), "--no-run")
+    assert result.returncode == 2 and "inside the checkout's .git" in result.stderr, result.stderr
+    assert list((root / ".git" / "hooks").iterdir()) == []

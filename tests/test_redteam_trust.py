@@ -592,3 +592,14 @@ def test_a_sandbox_workspace_entry_that_links_out_of_the_checkout_is_never_walke
         pytest.skip("needs a sandbox (a widened view exists only there)")
     digests = engine._widened_view_digest(ctx, root, [])
     assert digests[0] == "outside" and len(digests) == 2
+
+
+def test_a_results_path_naming_a_host_file_never_puts_its_contents_in_the_log(tmp_path: Path) -> None:
+    secret = tmp_path / "host-secret.json"
+    secret.write_text('["AKIA_SECRET_VALUE_123"]', encoding="utf-8")  # any JSON file the config names
+    root = tmp_path / "repo"
+    speccify_tool(root, "echo", [("one", {"x": 1}, {"x": 1})], files={f"{PLATFORM}.py": "import json, sys\nprint(json.dumps(json.load(sys.stdin)))\n"})
+    mkdocs_project(root, {"sandbox": "off", "results": [str(secret)]})
+    done = toolcatalog_process("check", str(root))
+    assert "not a results file" in done.stderr, done.stderr
+    assert "AKIA_SECRET_VALUE_123" not in done.stdout + done.stderr

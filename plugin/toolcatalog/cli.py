@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -291,6 +292,9 @@ def _markdown(args: argparse.Namespace) -> int:
     docs = Path(args.docs_dir) if args.docs_dir else project.docs_dir or workspace / "docs"
     if not args.docs_dir and not is_inside(docs, workspace):  # the config file is the repository's: so is its docs_dir
         raise outputs.ExportError(f"the docs folder {str(docs)!r} is outside the workspace (through `docs_dir` or a link); "
+                                  "pass -o DIR to write there")
+    if not args.docs_dir and ".git" in os.path.relpath(os.path.realpath(docs), os.path.realpath(workspace)).split(os.sep):
+        raise outputs.ExportError(f"the docs folder {str(docs)!r} is inside the checkout's .git (through `docs_dir` or a link); "
                                   "pass -o DIR to write there")
     folder = docsdir.Folder.open(docs)
     # What the last run wrote and nobody changed since: ours to replace, never the site's own pages.

@@ -137,8 +137,10 @@ def read_into(path: Path, results: ResultSet, key: Key | None) -> str | Note | N
         return f"version {document.get('version')!r}, and this toolcatalog reads version {VERSION} (whose results are sealed)"
     errors = jsonschemas.validate_bundled(SCHEMA, document)
     if errors:
+        # The keyword and the place, never the value: `results:` may name any file on the host,
+        # and jsonschema's message quotes the instance (a key in a JSON array would reach the log).
         where = jsonschemas.json_path(errors[0].absolute_path)
-        return f"not a results file ({where}: {errors[0].message[:150]})"
+        return f"not a results file ({where}: fails the results schema's `{errors[0].validator}`)"
     other_key = key is None or document["key_id"] != key.id
     unsealed = 0
     for item in document["results"]:
