@@ -171,8 +171,8 @@ def hash_tree(root: Path, exclude: Iterable[str] = ()) -> str:
         _hash_entry(digest, root, root.name, budget)
         return digest.hexdigest()
     # An explicit stack, not os.walk (which recurses on Python 3.11): a tool folder may hold a
-    # folder chain deeper than the recursion limit. Each folder's entries are hashed in name
-    # order before its subfolders, which are visited in name order: the same order as before.
+    # folder chain deeper than the recursion limit. Each folder's subfolders are named, then its
+    # other entries hashed, in name order; subfolders are visited depth first in name order.
     left_out = {os.path.abspath(p) for p in exclude}  # folders not hashed (absolute paths)
     pending = [root]
     while pending:
