@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import jsonschemas
 from ..model import Driver, Implementation
 from . import common
 
@@ -23,21 +22,10 @@ MAX_COMMAND_DEPTH = 8  # subcommand paths deeper than this are not real CLIs; no
 
 def parse(path: Path, source: str, max_bytes: int, raw: bytes | None = None) -> Driver:
     """Parse one CLI.md (from its bytes `raw` when already read) into a `kind: cli` driver."""
-    driver = Driver(id=path.parent.name, name=path.parent.name, kind="cli", version=None, description="", source=source, abs_path=path)
-    sink = common.Sink(source, driver.diagnostics)
-    manifest = common.read_manifest(path, sink, max_bytes, raw)
+    driver, manifest, _ = common.read_driver(path, source, max_bytes, raw, SCHEMA, "cli", ("id", "name", "version"))
     if manifest is None:
         return driver
-    data: dict[str, Any] = manifest.data
-    driver.fields = data
-    driver.body = manifest.body
-    common.schema_diagnostics(sink, manifest, jsonschemas.validate_bundled(SCHEMA, data))
-    for attr in ("id", "name", "version"):
-        if isinstance(data.get(attr), str):
-            setattr(driver, attr, data[attr])
-    if isinstance(data.get("description"), str):
-        driver.description = data["description"].strip()
-    commands = data.get("commands")
+    commands = driver.fields.get("commands")
     if isinstance(commands, dict):
         for argv, tool_ref in _leaves(commands, ()):
             driver.implements.append(Implementation(

@@ -22,23 +22,10 @@ KINDS = ("cli", "http", "mcp", "sdk", "builtin")
 
 def parse(path: Path, source: str, max_bytes: int, raw: bytes | None = None) -> Driver:
     """Parse one DRIVER.md (from its bytes `raw` when already read)."""
-    driver = Driver(
-        id=path.parent.name, name=path.parent.name, kind=None, version=None, description="", source=source, abs_path=path
-    )
-    sink = common.Sink(source, driver.diagnostics)
-    manifest = common.read_manifest(path, sink, max_bytes, raw)
+    driver, manifest, sink = common.read_driver(path, source, max_bytes, raw, SCHEMA, None, ("id", "name", "version", "kind"))
     if manifest is None:
         return driver
     data: dict[str, Any] = manifest.data
-    driver.fields = data
-    driver.body = manifest.body
-    common.schema_diagnostics(sink, manifest, jsonschemas.validate_bundled(SCHEMA, data))
-
-    for attr in ("id", "name", "version", "kind"):
-        if isinstance(data.get(attr), str):
-            setattr(driver, attr, data[attr])
-    if isinstance(data.get("description"), str):
-        driver.description = data["description"].strip()
 
     if driver.kind == "cli":
         schema = jsonschemas.bundled(SCHEMA)

@@ -11,7 +11,7 @@ import jsonschema
 
 from .. import frontmatter, jsonschemas
 from ..frontmatter import Manifest, ManifestError, json_type
-from ..model import ERROR, WARNING, Diagnostic, Example, Tool
+from ..model import ERROR, WARNING, Diagnostic, Driver, Example, Tool
 
 
 class Sink:
@@ -124,6 +124,28 @@ def schema_type_error(sink: Sink, manifest: Manifest, key: str, value: Any, expe
 
 def _article(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
+
+
+def read_driver(path: Path, source: str, max_bytes: int, raw: bytes | None, schema: str, kind: str | None,
+                attrs: tuple[str, ...]) -> tuple[Driver, Manifest | None, Sink]:
+    """A driver manifest read and checked against its bundled `schema` (AIP-30 DRIVER.md, AIP-29
+    CLI.md): the driver with `attrs` and its description taken from the front matter, the manifest
+    (None when it could not be read: the driver holds why) and the sink for further diagnostics."""
+    driver = Driver(id=path.parent.name, name=path.parent.name, kind=kind, version=None, description="", source=source, abs_path=path)
+    sink = Sink(source, driver.diagnostics)
+    manifest = read_manifest(path, sink, max_bytes, raw)
+    if manifest is None:
+        return driver, None, sink
+    data: dict[str, Any] = manifest.data
+    driver.fields = data
+    driver.body = manifest.body
+    schema_diagnostics(sink, manifest, jsonschemas.validate_bundled(schema, data))
+    for attr in attrs:
+        if isinstance(data.get(attr), str):
+            setattr(driver, attr, data[attr])
+    if isinstance(data.get("description"), str):
+        driver.description = data["description"].strip()
+    return driver, manifest, sink
 
 
 def schema_diagnostics(
