@@ -27,6 +27,7 @@ from typing import Any
 
 from .. import frontmatter, jsonschemas
 from ..discover import SMART_TOOL_MD, relative
+from ..formatregistry import SMART_TOOL
 from ..files import ReadError, is_inside, read_capped
 from ..frontmatter import ManifestError
 from ..jsonvalues import loads_limited
@@ -49,33 +50,12 @@ _INSTALL_VERBS = frozenset(
     "docker uv cargo go gem make".split()
 )
 
-# The conformance kit's static rules, plus `manifest-field-shapes` (from the kit's later version),
-# in the order the kit reports them, with the spec document each comes from.
-STATIC_RULES = (
-    ("descriptor-present", "packaging.md"),
-    ("manifest-present", "packaging.md"),
-    ("manifest-frontmatter-parses", "manifest.md"),
-    ("manifest-fields-closed", "manifest.md"),
-    ("manifest-required-fields", "manifest.md"),
-    ("manifest-field-shapes", "manifest.md"),
-    ("manifest-name-format", "manifest.md"),
-    ("manifest-version-matches-package", "manifest.md"),
-    ("manifest-requires-shape", "manifest.md"),
-    ("manifest-single-per-root", "manifest.md"),
-)
-STATIC_RULE_IDS = frozenset(rule for rule, _spec in STATIC_RULES)
-# Decided by running the CLI (conformance/smarttool.py), in the order they are reported.
-RUNTIME_RULES = (
-    ("loads-without-provider", "structure.md"),
-    ("help-discloses-model-backed", "invocation.md"),
-    ("help-short-flag", "invocation.md"),
-    ("capability-help", "invocation.md"),
-    ("deterministic-capability-runs", "structure.md"),
-    ("failure-names-remedy", "invocation.md"),
-    ("no-hang-stdin-closed", "invocation.md"),
-)
-RUNTIME_RULE_IDS = tuple(rule for rule, _spec in RUNTIME_RULES)
-NO_DESCRIPTOR = "no smart-tool.json at the distribution root"
+# The rules (the registry's entry lists them, with the spec document each comes from).
+STATIC_RULES = SMART_TOOL.static_rules
+STATIC_RULE_IDS = SMART_TOOL.static_rule_ids
+RUNTIME_RULES = SMART_TOOL.runtime_rules  # decided by running the CLI (conformance/smarttool.py)
+RUNTIME_RULE_IDS = SMART_TOOL.runtime_rule_ids
+NO_DESCRIPTOR = SMART_TOOL.texts["no-descriptor"]
 SOURCE_JSON = "source.json"  # a catalog's record of where a copied manifest comes from
 
 
@@ -195,7 +175,7 @@ def parse_distribution(descriptor_path: Path, workspace: Path, max_bytes: int, i
     root = descriptor_path.parent
     inside = sorted(inside or [])
     source = relative(descriptor_path, workspace)
-    tool = Tool(id=root.name, name=root.name, format="smart-tool", source=source, abs_path=descriptor_path)
+    tool = Tool(id=root.name, name=root.name, format=SMART_TOOL.id, source=source, abs_path=descriptor_path)
     tool.descriptor_source = source
     found = _Findings(descriptor=[], manifests=[relative(p, root) for p in inside])
     sink = common.Sink(source, tool.diagnostics)
@@ -259,7 +239,7 @@ def parse_standalone(manifests: list[Path], root: Path, workspace: Path, max_byt
     manifests = sorted(manifests)
     manifest_path = _primary(manifests, root) or manifests[0]
     source = relative(manifest_path, workspace)
-    tool = Tool(id=manifest_path.parent.name, name=manifest_path.parent.name, format="smart-tool", source=source, abs_path=manifest_path)
+    tool = Tool(id=manifest_path.parent.name, name=manifest_path.parent.name, format=SMART_TOOL.id, source=source, abs_path=manifest_path)
     found = _Findings(manifests=[relative(p, root) for p in manifests])
     _parse_manifest(tool, manifest_path, root, max_bytes, found)
     sink = common.Sink(source, tool.diagnostics)

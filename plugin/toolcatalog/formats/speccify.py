@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .. import jsonvalues
+from ..formatregistry import SPECCIFY
 from ..frontmatter import Manifest
 from ..model import DETERMINISTIC, Effects, Example, Requirement, Tool
 from . import common
@@ -111,7 +112,7 @@ def _case_lines(text: str) -> list[LineMatch]:
 
 def parse(path: Path, source: str, max_bytes: int, manifest: Manifest | None = None, diagnostics: list | None = None, read: bool = True) -> Tool:
     """Parse one TOOL.md; pass `manifest` (and the diagnostics reading it produced) when already read."""
-    tool = Tool(id=path.parent.name, name=path.parent.name, format="speccify", source=source, abs_path=path)
+    tool = Tool(id=path.parent.name, name=path.parent.name, format=SPECCIFY.id, source=source, abs_path=path)
     tool.kind = DETERMINISTIC  # by the format's definition: a program, no model
     tool.diagnostics.extend(diagnostics or [])
     sink = common.Sink(source, tool.diagnostics)
@@ -122,6 +123,8 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Manifest | None = N
     data = manifest.data
     tool.fields = data
     tool.body, tool.body_line = manifest.body, manifest.body_line
+    shown = without_examples_section(tool.body)  # its examples are shown structured instead
+    tool.page_body = shown if shown != tool.body else None
     tool.lines = common.contract_lines(manifest)
 
     name = data.get("name")
