@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pathspec
 
@@ -129,7 +130,8 @@ def discover(
 def _entries(folder: str) -> tuple[list[str], list[str]]:
     """A folder's sub-folder names (links to folders included, as `os.walk(followlinks=True)`
     counts them) and other entry names, sorted; nothing when it cannot be listed."""
-    dirs, files = [], []
+    dirs: list[str] = []
+    files: list[str] = []
     try:
         with os.scandir(folder) as it:
             for entry in it:
@@ -143,7 +145,7 @@ def _entries(folder: str) -> tuple[list[str], list[str]]:
     return sorted(dirs), sorted(files)
 
 
-def _walk(root: Path, workspace: Path, spec: pathspec.PathSpec, skip_real: set[str], result: Discovery, conventional: bool) -> None:
+def _walk(root: Path, workspace: Path, spec: pathspec.PathSpec[Any], skip_real: set[str], result: Discovery, conventional: bool) -> None:
     """Every manifest below `root`, folder by folder in the order `os.walk` would give them, from
     an explicit stack."""
     real_root = os.path.realpath(root)

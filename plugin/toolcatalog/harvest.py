@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from .discover import CLI_MD, DRIVER_MD, SMART_TOOL_JSON, SMART_TOOL_MD, TOOL_MD, Found, discover, relative
+from .discover import CLI_MD, DRIVER_MD, SMART_TOOL_JSON, SMART_TOOL_MD, TOOL_MD, Discovery, Found, discover, relative
 from . import lookalike
 from .formats import aip14, aip29, aip30, common, link, smarttool, speccify
 from . import sealing
@@ -36,27 +36,42 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
     max_bytes = options.max_manifest_bytes
     cache = _parse_cache(workspace, options, catalog)
 
+    catalog.tools += _smart_tools(found, workspace, max_bytes)
+    _tool_and_driver_files(found, workspace, max_bytes, cache, catalog)
+    catalog.notes.extend(cache.notes())
+    _settle(catalog)
+    return catalog
+
+
+def _smart_tools(found: Discovery, workspace: Path, max_bytes: int) -> list[Tool]:
+    """Smart tools: one per distribution root (a `smart-tool.json` and the SMART_TOOL.md files
+    below it), and one per folder of SMART_TOOL.md files no descriptor owns."""
+    tools: list[Tool] = []
     descriptors = [f for f in found.files if f.name == SMART_TOOL_JSON]
     roots = {f.path.parent for f in descriptors}
     owned: dict[Path, list[Path]] = {root: [] for root in roots}
     standalone: dict[Path, list[Path]] = {}
     for item in found.files:
         if item.name == SMART_TOOL_MD:
-            root = _owner(item.path, roots)
-            if root is not None:
-                owned[root].append(item.path)
+            owner = _owner(item.path, roots)
+            if owner is not None:
+                owned[owner].append(item.path)
             else:
                 standalone.setdefault(smarttool.standalone_root(item.path, item.search_root), []).append(item.path)
     for descriptor in descriptors:
         root = descriptor.path.parent
-        catalog.tools.append(_guarded(
+        tools.append(_guarded(
             lambda: smarttool.parse_distribution(descriptor.path, workspace, max_bytes, owned[root])[0],
             descriptor.path, workspace, SMART_TOOL.id))
     for root, manifests in sorted(standalone.items()):
-        catalog.tools.append(_guarded(
+        tools.append(_guarded(
             lambda: smarttool.parse_standalone(manifests, root, workspace, max_bytes),
             min(manifests), workspace, SMART_TOOL.id))
+    return tools
 
+
+def _tool_and_driver_files(found: Discovery, workspace: Path, max_bytes: int, cache: ParseCache, catalog: Catalog) -> None:
+    """Every TOOL.md, DRIVER.md and CLI.md found, through the parse cache."""
     for item in found.files:
         source = relative(item.path, workspace)
         if item.name == TOOL_MD:
@@ -73,7 +88,10 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
             driver.search_root = item.search_root
             catalog.drivers.append(driver)
 
-    catalog.notes.extend(cache.notes())
+
+def _settle(catalog: Catalog) -> None:
+    """Link drivers to tools, order both, flag lookalike ids, and give every tool its status
+    until a check runs."""
     link.link(catalog)
     for driver in catalog.drivers:
         if not any(entry.tool_id for entry in driver.implements):
@@ -86,7 +104,6 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
         tool.status_detail = NOT_CHECKED if tool.valid else invalid_reason(tool)
         for example in tool.examples:
             example.detail = NOT_CHECKED
-    return catalog
 
 
 def _lookalike_ids(catalog: Catalog) -> None:
@@ -137,7 +154,8 @@ def _cacheable(parsed: Tool | Driver) -> bool:
 
 def _parse_driver(path: Path, source: str, max_bytes: int, raw: bytes | None, cli_md: bool = False) -> Driver:
     try:
-        return (aip29 if cli_md else aip30).parse(path, source, max_bytes, raw)
+        parse = aip29.parse if cli_md else aip30.parse
+        return parse(path, source, max_bytes, raw)
     except Exception as exc:  # a bug in the parser: this driver is invalid, the build goes on
         driver = Driver(id=path.parent.name, name=path.parent.name, kind=None, version=None,
                         description="", source=source, abs_path=path)
@@ -198,7 +216,7 @@ def _internal_error(exc: Exception, source: str) -> Diagnostic:
 def _parse_tool_md(item: Found, source: str, max_bytes: int, raw: bytes | None = None) -> Tool:
     """Classify a TOOL.md by its content (AIP-14 has `id`), and say so when the folder suggests
     otherwise. `raw`: the file's bytes when already read."""
-    diagnostics: list = []
+    diagnostics: list[Diagnostic] = []
     sink = common.Sink(source, diagnostics)
     manifest = common.read_manifest(item.path, sink, max_bytes, raw)
     if manifest is None:

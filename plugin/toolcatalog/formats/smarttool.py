@@ -29,7 +29,7 @@ from .. import frontmatter, jsonschemas
 from ..discover import SMART_TOOL_MD, relative
 from ..formatregistry import SMART_TOOL
 from ..files import ReadError, is_inside, read_capped
-from ..frontmatter import ManifestError
+from ..frontmatter import Manifest, ManifestError
 from ..jsonvalues import loads_limited
 from ..model import ERROR, Check, Effects, Requirement, Tool
 from ..statuses import CheckStatus
@@ -352,6 +352,15 @@ def _parse_manifest(tool: Tool, path: Path, root: Path, max_bytes: int, found: _
     tool.fields = data
     tool.body, tool.body_line = manifest.body, manifest.body_line
     tool.lines = common.contract_lines(manifest)  # tool.source is this manifest by now
+    _schema_rules(tool, manifest, sink, found)
+    _fields(tool, manifest)
+    tool.effects = Effects(requires=_requirements(manifest, sink, found))
+    _version_matches_package(tool, manifest, sink, found)
+
+
+def _schema_rules(tool: Tool, manifest: Manifest, sink: common.Sink, found: _Findings) -> None:
+    """The manifest schema's errors, each filed under the rule it breaks; keys it does not define kept."""
+    data: dict[str, Any] = manifest.data
     groups: dict[str, list[Any]] = {}
     for error in jsonschemas.leaf_errors(jsonschemas.validate_bundled(MANIFEST_SCHEMA, data)):
         groups.setdefault(_rule_of(error), []).append(error)
@@ -362,6 +371,10 @@ def _parse_manifest(tool: Tool, path: Path, root: Path, max_bytes: int, found: _
     allowed = set(jsonschemas.bundled(MANIFEST_SCHEMA).get("properties") or {})
     tool.extra = {k: v for k, v in data.items() if k not in allowed}
 
+
+def _fields(tool: Tool, manifest: Manifest) -> None:
+    """The fields the model holds, where they have the right type (the schema says when not)."""
+    data: dict[str, Any] = manifest.data
     if isinstance(data.get("name"), str):
         tool.id = tool.name = data["name"]
         tool.id_line = manifest.line(("name",))
@@ -378,8 +391,11 @@ def _parse_manifest(tool: Tool, path: Path, root: Path, max_bytes: int, found: _
     if isinstance(use_cases, list):
         tool.use_cases = [u.strip() for u in use_cases if isinstance(u, str) and u.strip()]
 
+
+def _requirements(manifest: Manifest, sink: common.Sink, found: _Findings) -> list[Requirement]:
+    """`requires`, as requirements; an `install` that is a command is an error (never run)."""
     requirements: list[Requirement] = []
-    requires = data.get("requires")
+    requires = manifest.data.get("requires")
     if isinstance(requires, list):
         for index, entry in enumerate(requires):
             if not isinstance(entry, dict):
@@ -401,8 +417,10 @@ def _parse_manifest(tool: Tool, path: Path, root: Path, max_bytes: int, found: _
                         optional=entry.get("optional") is True,
                     )
                 )
-    tool.effects = Effects(requires=requirements)
+    return requirements
 
+
+def _version_matches_package(tool: Tool, manifest: Manifest, sink: common.Sink, found: _Findings) -> None:
     package_version, where = found.package
     if package_version is not None and tool.version is not None and package_version.strip() != tool.version.strip():
         sink.error(
@@ -440,7 +458,8 @@ def package_version_of(root: Path, max_bytes: int = frontmatter.DEFAULT_MAX_BYTE
             return None, f"pyproject.toml is not read: {exc.message}"
         except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
             return None, "pyproject.toml cannot be parsed"
-        project = data.get("project") if isinstance(data.get("project"), dict) else {}
+        declared = data.get("project")
+        project = declared if isinstance(declared, dict) else {}
         version = project.get("version")
         if isinstance(version, str):
             return version, "pyproject.toml"

@@ -251,4 +251,4 @@ def _traced(chosen: Facts, startup: list[str]) -> Facts:
 
 def _with(facts: Facts, **changes: object) -> Facts:
     values = {**facts.__dict__, **changes}
-    return Facts(**values)  # type: ignore[arg-type]
+    return Facts(**values)
