@@ -158,7 +158,7 @@ def test_format_references_resolve_into_the_layer_that_binds_them() -> None:
 
 def test_an_unknown_format_claims_nothing() -> None:
     tool = Tool(id="x", name="x", format="not-a-format", source="x/TOOL.md", abs_path=Path("/x/TOOL.md"))
-    assert tool.format_label == "not-a-format" and tool.format_info.effects == "none"
+    assert tool.format_label == "not-a-format" and tool.format_info.effects == formatregistry.UNDECLARED
     assert tool.format_info.runtime_rule_ids == () and tool.timeout_ms is None
 
 

@@ -30,6 +30,11 @@ from typing import Any, Callable, Mapping
 TOOL = "tool"  # a format of tool contracts (`Tool`)
 DRIVER = "driver"  # a format of drivers that implement them (`Driver`)
 
+# How a format declares a tool's effects (`Format.effects`).
+CLASSES = "classes"  # machine-readable classes (`mutates`): judged against what a run did
+WORDS = "words"  # one line of free text: judged only when it says the tool changes nothing
+UNDECLARED = "none"  # it has no place for them
+
 
 @dataclass(frozen=True)
 class Format:
@@ -53,7 +58,7 @@ class Format:
     refused: str = ""  # "module:function": the outcome when nothing may run (default: not run, no checks)
     implementations: str = ""  # "module:function" listing a tool folder's implementation files
     reads_unclaimed: bool = False  # a TOOL.md neither location nor content claims is read as this format
-    effects: str = "none"  # how it declares effects: "classes" (machine-readable), "words" or "none"
+    effects: str = UNDECLARED  # how it declares effects: CLASSES, WORDS or UNDECLARED
     # Why a tool that declares no effects class has none (the badge's title on pages).
     undeclared_why: str = "`mutates` or `risk_level` is malformed, so the effects are unknown"
     undeclared_badge: str = "effects not declared"  # the badge's text then
@@ -105,7 +110,7 @@ SPECCIFY = Format(
     parser="toolcatalog.formats.speccify:parse", planner="toolcatalog.conformance.speccify:plan",
     implementations="toolcatalog.formats.speccify:implementation_files",
     modules=("formats/speccify.py", "conformance/speccify.py"),
-    effects="words",
+    effects=WORDS,
     undeclared_why="this speccify tool has no effects line", undeclared_title="No effects line",
     shows_missing_effects=True,
     judging_rule="the tool must print one JSON value that contains the expected output (extra keys are "
@@ -119,7 +124,7 @@ AIP14 = Format(
     placed=_aip14_placed, anywhere=True,
     parser="toolcatalog.formats.aip14:parse", planner="toolcatalog.conformance.agentproto:plan",
     modules=("formats/aip14.py", "formats/link.py", "conformance/agentproto.py"),
-    effects="classes",
+    effects=CLASSES,
     undeclared_badge="mutations unknown", undeclared_title="`mutates` or `risk_level` is malformed",
     judging_rule="a non-zero exit code fails the run, unless the expected output documents a failure "
                  "(`ok: false`: then the error envelope is compared with it); otherwise the output (a success "

@@ -43,7 +43,7 @@ from .outcome import Outcome, skipped_outcome, valid_outcome
 from .outcome import apply as _apply
 from .outcome import crash_outcome as _crash_outcome
 
-# registry: each tool format's planner and what it reports when nothing may run (`Format.planner`, `.refused`).
+# Each tool format's planner, and what it reports when nothing may run (formatregistry: `Format.planner`, `.refused`).
 PLANNERS: dict[str, Planner] = {f.id: formatregistry.resolve(f.planner) for f in formatregistry.TOOL_FORMATS if f.planner}
 REFUSERS: dict[str, Callable[[Tool, str], Outcome]] = {
     f.id: formatregistry.resolve(f.refused) for f in formatregistry.TOOL_FORMATS if f.refused}
