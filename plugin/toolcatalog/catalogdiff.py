@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import inline
+from . import formatregistry, inline
 from .files import ReadError
 from .outputs import catalog_json
 
@@ -279,7 +279,7 @@ def compare_tool(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
 
     if old.get("version") != new.get("version"):
         add(Change(False, "version-changed", "version", f"version {old.get('version') or 'none'} → {new.get('version') or 'none'}"))
-    if new.get("format") == "aip-14" and old.get("format") == "aip-14":
+    if new.get("format") == old.get("format") and _major_bump_on_break(new.get("format")):
         contract_breaks = [c for c in changes if c.breaking and c.path.split(".")[0].split("[")[0] in CONTRACT_AREAS]
         if contract_breaks and not _major_bumped(old.get("version"), new.get("version")):
             add(Change(
@@ -546,3 +546,9 @@ def _compare_effects(old: dict[str, Any], new: dict[str, Any], out: list[Change]
 
 def _flag(value: Any) -> str:
     return "unknown" if value is None else str(bool(value)).lower()
+
+
+def _major_bump_on_break(format_id: Any) -> bool:
+    """Whether the format (a catalog's `format`) requires a major version bump for a breaking change."""
+    fmt = formatregistry.get(format_id) if isinstance(format_id, str) else None
+    return fmt is not None and fmt.major_bump_on_break

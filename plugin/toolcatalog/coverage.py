@@ -103,7 +103,7 @@ def of(tool: Tool) -> Coverage:
     dims = {name: Dimension(name) for name in DIMENSIONS}
     ran = [e for e in tool.examples if e.status in _RAN]
     undeclared: list[str] = []
-    if tool.format == "smart-tool":
+    if tool.format_info.coverage_by_capabilities:
         _smart_tool(tool, dims)
     else:
         if tool.schema_ok.get("inputs", isinstance(tool.inputs, dict)) and isinstance(tool.inputs, dict):
@@ -169,7 +169,7 @@ def _walk_object(node: Any, root: dict[str, Any], path: str, values: list[Any], 
 # -- outputs -----------------------------------------------------------------------------------------
 def _outputs(tool: Tool, ran: list[Example], dim: Dimension) -> list[str]:
     # An AIP-14 failure is an error envelope, not an output: it says nothing about `outputs`.
-    actuals = [run.actual for e in ran if not (tool.format == "aip-14" and _documents_failure(e))
+    actuals = [run.actual for e in ran if not (tool.format_info.failure_envelope and _documents_failure(e))
                for run in e.runs if run.has_actual]
     declared: set[str] = set()
     for where in _declared_paths(tool.outputs, tool.outputs, "", 0):

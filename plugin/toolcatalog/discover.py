@@ -17,9 +17,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pathspec
 
+from . import formatregistry
 from .model import WARNING, Diagnostic
 
 # No manifest convention nests anywhere near this deep; a chain that does is not searched further.
@@ -32,19 +34,16 @@ DRIVER_MD = "DRIVER.md"
 CLI_MD = "CLI.md"  # AIP-29, itself a `kind: cli` driver; only under a `.cli/` folder (CLI.md is a common doc name)
 SMART_TOOL_MD = "SMART_TOOL.md"
 SMART_TOOL_JSON = "smart-tool.json"
-MANIFEST_NAMES = (TOOL_MD, DRIVER_MD, CLI_MD, SMART_TOOL_MD, SMART_TOOL_JSON)
+# Every format's file names, once each, in the registry's order.
+MANIFEST_NAMES = tuple(dict.fromkeys(name for fmt in formatregistry.FORMATS for name in fmt.file_names))
+ANY = "any"  # a hint: the location says nothing about which of the formats written in that file name it is
 
 # What a search looks for, as pages and logs say it (`_hint` decides it, file by file).
-CONVENTIONAL_PATTERNS = (
-    ("**/.agent/tools/*/TOOL.md", "speccify tools"),
-    ("**/.tools/**/TOOL.md", "agentproto AIP-14 tools"),
-    ("**/.drivers/**/DRIVER.md, **/.tools/**/DRIVER.md", "agentproto AIP-30 drivers"),
-    ("**/.cli/*/CLI.md", "agentproto AIP-29 CLIs"),
-    ("**/SMART_TOOL.md, **/smart-tool.json", "smart tools"),
-)
+CONVENTIONAL_PATTERNS = tuple((fmt.patterns, fmt.finds) for fmt in formatregistry.FORMATS)
 PATHS_PATTERNS = (
-    ("**/TOOL.md, **/DRIVER.md, **/SMART_TOOL.md, **/smart-tool.json", "every format, at any depth"),
-    ("**/.cli/*/CLI.md", "agentproto AIP-29 CLIs"),
+    (", ".join(f"**/{name}" for name in dict.fromkeys(n for fmt in formatregistry.FORMATS if fmt.anywhere for n in fmt.file_names)),
+     "every format, at any depth"),
+    *((fmt.patterns, fmt.finds) for fmt in formatregistry.FORMATS if not fmt.anywhere),
 )
 
 
@@ -56,7 +55,7 @@ class DiscoveryError(Exception):
 class Found:
     path: Path  # absolute, as found (not resolved through symlinks)
     name: str  # one of MANIFEST_NAMES
-    hint: str  # "speccify" | "aip-14" | "any": what the location suggests
+    hint: str  # what the location suggests: a format's id (`formatregistry`), or ANY
     search_root: Path
 
 
@@ -110,7 +109,7 @@ def discover(
         for target in roots:
             if target.is_file():
                 if target.name in MANIFEST_NAMES:
-                    result.files.append(Found(target, target.name, "any", target.parent))
+                    result.files.append(Found(target, target.name, ANY, target.parent))
                 else:
                     raise DiscoveryError(
                         f"toolcatalog `paths` entry {str(target)!r} is a file but not a manifest "
@@ -131,7 +130,8 @@ def discover(
 def _entries(folder: str) -> tuple[list[str], list[str]]:
     """A folder's sub-folder names (links to folders included, as `os.walk(followlinks=True)`
     counts them) and other entry names, sorted; nothing when it cannot be listed."""
-    dirs, files = [], []
+    dirs: list[str] = []
+    files: list[str] = []
     try:
         with os.scandir(folder) as it:
             for entry in it:
@@ -145,7 +145,7 @@ def _entries(folder: str) -> tuple[list[str], list[str]]:
     return sorted(dirs), sorted(files)
 
 
-def _walk(root: Path, workspace: Path, spec: pathspec.PathSpec, skip_real: set[str], result: Discovery, conventional: bool) -> None:
+def _walk(root: Path, workspace: Path, spec: pathspec.PathSpec[Any], skip_real: set[str], result: Discovery, conventional: bool) -> None:
     """Every manifest below `root`, folder by folder in the order `os.walk` would give them, from
     an explicit stack."""
     real_root = os.path.realpath(root)
@@ -195,24 +195,14 @@ def _walk(root: Path, workspace: Path, spec: pathspec.PathSpec, skip_real: set[s
 
 
 def _hint(path: Path, root: Path, conventional: bool) -> str | None:
-    """What the location says about the format; None when a conventional search ignores it."""
-    parts = path.relative_to(root).parts
-    name = path.name
-    folders = parts[:-1]
-    in_tools = ".tools" in folders
-    in_drivers = ".drivers" in folders
-    in_cli = ".cli" in folders
-    if name == CLI_MD:
-        return "aip-29" if len(folders) >= 2 and folders[-2] == ".cli" else None
-    if name == TOOL_MD:
-        # speccify: exactly .agent/tools/<name>/TOOL.md
-        if len(folders) >= 3 and folders[-3] == ".agent" and folders[-2] == "tools":
-            return "speccify"
-        if in_tools or in_cli:  # a CLI bundle keeps its subcommands' TOOL.md files below `.cli/<name>/`
-            return "aip-14"
-        return None if conventional else "any"
-    if name == DRIVER_MD:
-        if in_drivers or in_tools:
-            return "aip-30"
-        return None if conventional else "aip-30"
-    return "smart-tool"
+    """What the location says about the format (the first format that places a file of this name
+    there, `Format.placed`); None when a conventional search ignores it."""
+    folders = path.relative_to(root).parts[:-1]
+    candidates = formatregistry.for_file(path.name)
+    for fmt in candidates:
+        if fmt.placed(folders):
+            return fmt.id
+    loose = [fmt for fmt in candidates if fmt.anywhere]
+    if conventional or not loose:
+        return None
+    return loose[0].id if len(loose) == 1 else ANY

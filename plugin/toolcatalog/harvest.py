@@ -10,11 +10,13 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from .discover import CLI_MD, DRIVER_MD, SMART_TOOL_JSON, SMART_TOOL_MD, TOOL_MD, Found, discover, relative
+from .discover import CLI_MD, DRIVER_MD, SMART_TOOL_JSON, SMART_TOOL_MD, TOOL_MD, Discovery, Found, discover, relative
 from . import lookalike
 from .formats import aip14, aip29, aip30, common, link, smarttool, speccify
 from . import sealing
-from .model import ERROR, WARNING, Catalog, Diagnostic, Driver, SearchScope, Tool
+from . import formatregistry
+from .formatregistry import AIP14, SMART_TOOL, SPECCIFY
+from .model import ERROR, WARNING, Catalog, Diagnostic, Driver, SearchScope, Tool, invalid_reason
 from .statuses import Status
 from .options import Options
 from .parsecache import ParseCache
@@ -22,17 +24,6 @@ from .parsecache import ParseCache
 
 # Until a check runs (it may never: `run_examples: false`, `toolcatalog validate`).
 NOT_CHECKED = "not run: this build did not run examples and checks"
-
-
-def invalid_reason(tool: Tool) -> str:
-    """Why an invalid tool is invalid, in one line: its first error, and how many more there
-    are. This comes first wherever a status is explained (catalog, `check` table, pages); what a
-    run could not do ("no linux.<ext>", "no `examples`") is secondary for an invalid tool."""
-    errors = [d for d in tool.diagnostics if d.severity == ERROR]
-    if not errors:
-        return ""
-    more = f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
-    return errors[0].message + more
 
 
 def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | None = None) -> Catalog:
@@ -45,27 +36,42 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
     max_bytes = options.max_manifest_bytes
     cache = _parse_cache(workspace, options, catalog)
 
+    catalog.tools += _smart_tools(found, workspace, max_bytes)
+    _tool_and_driver_files(found, workspace, max_bytes, cache, catalog)
+    catalog.notes.extend(cache.notes())
+    _settle(catalog)
+    return catalog
+
+
+def _smart_tools(found: Discovery, workspace: Path, max_bytes: int) -> list[Tool]:
+    """Smart tools: one per distribution root (a `smart-tool.json` and the SMART_TOOL.md files
+    below it), and one per folder of SMART_TOOL.md files no descriptor owns."""
+    tools: list[Tool] = []
     descriptors = [f for f in found.files if f.name == SMART_TOOL_JSON]
     roots = {f.path.parent for f in descriptors}
     owned: dict[Path, list[Path]] = {root: [] for root in roots}
     standalone: dict[Path, list[Path]] = {}
     for item in found.files:
         if item.name == SMART_TOOL_MD:
-            root = _owner(item.path, roots)
-            if root is not None:
-                owned[root].append(item.path)
+            owner = _owner(item.path, roots)
+            if owner is not None:
+                owned[owner].append(item.path)
             else:
                 standalone.setdefault(smarttool.standalone_root(item.path, item.search_root), []).append(item.path)
     for descriptor in descriptors:
         root = descriptor.path.parent
-        catalog.tools.append(_guarded(
+        tools.append(_guarded(
             lambda: smarttool.parse_distribution(descriptor.path, workspace, max_bytes, owned[root])[0],
-            descriptor.path, workspace, "smart-tool"))
+            descriptor.path, workspace, SMART_TOOL.id))
     for root, manifests in sorted(standalone.items()):
-        catalog.tools.append(_guarded(
+        tools.append(_guarded(
             lambda: smarttool.parse_standalone(manifests, root, workspace, max_bytes),
-            min(manifests), workspace, "smart-tool"))
+            min(manifests), workspace, SMART_TOOL.id))
+    return tools
 
+
+def _tool_and_driver_files(found: Discovery, workspace: Path, max_bytes: int, cache: ParseCache, catalog: Catalog) -> None:
+    """Every TOOL.md, DRIVER.md and CLI.md found, through the parse cache."""
     for item in found.files:
         source = relative(item.path, workspace)
         if item.name == TOOL_MD:
@@ -74,8 +80,7 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
                 lambda raw: _guarded(lambda: _parse_tool_md(item, source, max_bytes, raw), item.path, workspace, item.hint),
                 _cacheable,
             )
-            if tool.format == "speccify":  # listed here, never by the parser: the folder is not part of what the cache holds
-                tool.implementations = speccify.implementation_files(item.path.parent)
+            _list_implementations(tool, item.path.parent)
             catalog.tools.append(tool)
         elif item.name in (DRIVER_MD, CLI_MD):
             driver = cache.parsed(Driver, item.path, source, item.hint,
@@ -83,7 +88,10 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
             driver.search_root = item.search_root
             catalog.drivers.append(driver)
 
-    catalog.notes.extend(cache.notes())
+
+def _settle(catalog: Catalog) -> None:
+    """Link drivers to tools, order both, flag lookalike ids, and give every tool its status
+    until a check runs."""
     link.link(catalog)
     for driver in catalog.drivers:
         if not any(entry.tool_id for entry in driver.implements):
@@ -96,7 +104,6 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
         tool.status_detail = NOT_CHECKED if tool.valid else invalid_reason(tool)
         for example in tool.examples:
             example.detail = NOT_CHECKED
-    return catalog
 
 
 def _lookalike_ids(catalog: Catalog) -> None:
@@ -147,7 +154,8 @@ def _cacheable(parsed: Tool | Driver) -> bool:
 
 def _parse_driver(path: Path, source: str, max_bytes: int, raw: bytes | None, cli_md: bool = False) -> Driver:
     try:
-        return (aip29 if cli_md else aip30).parse(path, source, max_bytes, raw)
+        parse = aip29.parse if cli_md else aip30.parse
+        return parse(path, source, max_bytes, raw)
     except Exception as exc:  # a bug in the parser: this driver is invalid, the build goes on
         driver = Driver(id=path.parent.name, name=path.parent.name, kind=None, version=None,
                         description="", source=source, abs_path=path)
@@ -172,10 +180,27 @@ def _guarded(parse: Callable[[], Tool], path: Path, workspace: Path, hint: str) 
         return parse()
     except Exception as exc:
         source = relative(path, workspace)
-        fmt = {"aip-14": "aip-14", "smart-tool": "smart-tool"}.get(hint, "speccify")
-        tool = Tool(id=path.parent.name, name=path.parent.name, format=fmt, source=source, abs_path=path)
+        tool = Tool(id=path.parent.name, name=path.parent.name, format=_tool_format(hint, path.name), source=source, abs_path=path)
         tool.diagnostics.append(_internal_error(exc, source))
         return tool
+
+
+def _tool_format(hint: str, name: str) -> str:
+    """The tool format a file called `name` found with `hint` is read as when its content cannot
+    decide: the hint's, else the one such files are read as when nothing claims them."""
+    hinted = formatregistry.get(hint)
+    if hinted is not None and hinted.kind == formatregistry.TOOL:
+        return hinted.id
+    fallback = formatregistry.unclaimed(name)
+    return fallback.id if fallback is not None else SPECCIFY.id
+
+
+def _list_implementations(tool: Tool, folder: Path) -> None:
+    """A tool's implementation files, for formats that have them (`Format.implementations`):
+    listed here, never by the parser: the folder is not part of what the parse cache holds."""
+    lister = tool.format_info.implementations
+    if lister:
+        tool.implementations = formatregistry.resolve(lister)(folder)
 
 
 def _internal_error(exc: Exception, source: str) -> Diagnostic:
@@ -191,19 +216,19 @@ def _internal_error(exc: Exception, source: str) -> Diagnostic:
 def _parse_tool_md(item: Found, source: str, max_bytes: int, raw: bytes | None = None) -> Tool:
     """Classify a TOOL.md by its content (AIP-14 has `id`), and say so when the folder suggests
     otherwise. `raw`: the file's bytes when already read."""
-    diagnostics: list = []
+    diagnostics: list[Diagnostic] = []
     sink = common.Sink(source, diagnostics)
     manifest = common.read_manifest(item.path, sink, max_bytes, raw)
     if manifest is None:
         # Unreadable: the format the location suggests gets the tool and the reason.
-        parser = aip14.parse if item.hint == "aip-14" else speccify.parse
-        tool = parser(item.path, source, max_bytes, manifest=None, diagnostics=diagnostics, read=False)
+        parser = formatregistry.resolve(formatregistry.of(_tool_format(item.hint, item.name)).parser)
+        tool: Tool = parser(item.path, source, max_bytes, manifest=None, diagnostics=diagnostics, read=False)
         return tool
     # In speccify's own folder only an `id` makes a TOOL.md AIP-14: speccify keeps unknown keys, so
     # a speccify tool may well carry a `version` or `tags`.
-    is_aip14 = "id" in manifest.data if item.hint == "speccify" else aip14.looks_like_aip14(manifest.data)
+    is_aip14 = "id" in manifest.data if item.hint == SPECCIFY.id else aip14.looks_like_aip14(manifest.data)
     if is_aip14:
-        if item.hint == "speccify":
+        if item.hint == SPECCIFY.id:
             sink.warning(
                 "this TOOL.md has an AIP-14 `id`, so it is read as AIP-14, but it sits in `.agent/tools/` (speccify's folder)",
                 manifest.line(("id",)),
@@ -211,7 +236,7 @@ def _parse_tool_md(item: Found, source: str, max_bytes: int, raw: bytes | None =
             )
         return aip14.parse(item.path, source, max_bytes, manifest=manifest, diagnostics=diagnostics)
     tool = speccify.parse(item.path, source, max_bytes, manifest=manifest, diagnostics=diagnostics)
-    if item.hint == "aip-14":
+    if item.hint == AIP14.id:
         tool.warning(
             "this TOOL.md sits in `.tools/` (AIP-14's folder) but has no `id`, so it is read as a speccify tool",
             2,

@@ -2,8 +2,11 @@
 
 One `Tool` per harvested contract, whatever its format; `Driver`s (AIP-30)
 hang off the tools they implement. Parsers fill these objects; the catalog,
-renderer and runner only ever read them, so a new format needs a parser and
-nothing else.
+renderer and runner only ever read them. What differs by format is never asked
+of the format's name: it is a fact of the format's entry in `formatregistry`
+(`Tool.format_info`, `Tool.format_label`, ...). A new format is its modules (a
+parser, for a tool format a planner) and one registry entry; see
+docs/formats.md, "Adding a format".
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import formatregistry
+from .formatregistry import Format
 from .observed import Observed, SandboxReport
 from .statuses import CheckStatus, ExampleStatus, RunStatus, Status
 
@@ -20,8 +25,9 @@ ERROR = "error"
 WARNING = "warning"
 
 
-FORMATS = ("speccify", "aip-14", "smart-tool")
-FORMAT_TITLES = {"speccify": "speccify", "aip-14": "agentproto AIP-14", "smart-tool": "Smart tools"}
+# The tool formats, in the nav's order, and the nav's group titles (from `formatregistry`).
+FORMATS = formatregistry.ids()
+FORMAT_TITLES = formatregistry.titles()
 
 DETERMINISTIC = "deterministic"
 MODEL_BACKED = "model-backed"
@@ -301,7 +307,8 @@ class Tool:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     fields: dict[str, Any] = field(default_factory=dict)  # front matter as parsed
     extra: dict[str, Any] = field(default_factory=dict)  # keys the format does not define
-    implementations: list[str] = field(default_factory=list)  # speccify <platform>.<ext> files
+    implementations: list[str] = field(default_factory=list)  # <platform>.<ext> files (`Format.implementations`)
+    page_body: str | None = None  # the body as its page shows it when the parser set it apart; None: `body`
     schema_ok: dict[str, bool] = field(default_factory=dict)  # "inputs"/"outputs": usable to validate against
     descriptor: dict[str, Any] | None = None  # smart-tool.json, when there is one
     descriptor_source: str | None = None
@@ -326,11 +333,50 @@ class Tool:
     def dir(self) -> Path:
         return self.abs_path.parent
 
+    @property
+    def format_info(self) -> Format:
+        """Its format's registry entry: what pages, checks and diffs ask instead of its name."""
+        return formatregistry.of(self.format)
+
+    @property
+    def format_label(self) -> str:
+        """Its format's short name, for a row about this tool ("AIP-14")."""
+        return self.format_info.label
+
+    @property
+    def format_title(self) -> str:
+        """Its format's long name ("agentproto AIP-14")."""
+        return self.format_info.title
+
+    @property
+    def shown_body(self) -> str:
+        """The body its page shows (`page_body` when the parser set one)."""
+        return self.body if self.page_body is None else self.page_body
+
+    @property
+    def timeout_ms(self) -> int | None:
+        """A run's time limit: the contract's positive `timeout_ms`, else its format's default."""
+        value = self.fields.get("timeout_ms")
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+        return self.format_info.default_timeout_ms
+
     def error(self, message: str, line: int | None = None, code: str = "") -> None:
         self.diagnostics.append(Diagnostic(ERROR, message, self.source, line, code))
 
     def warning(self, message: str, line: int | None = None, code: str = "") -> None:
         self.diagnostics.append(Diagnostic(WARNING, message, self.source, line, code))
+
+
+def invalid_reason(tool: Tool) -> str:
+    """Why an invalid tool is invalid, in one line: its first error, and how many more there
+    are. This comes first wherever a status is explained (catalog, `check` table, pages); what a
+    run could not do ("no linux.<ext>", "no `examples`") is secondary for an invalid tool."""
+    errors = [d for d in tool.diagnostics if d.severity == ERROR]
+    if not errors:
+        return ""
+    more = f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    return errors[0].message + more
 
 
 @dataclass

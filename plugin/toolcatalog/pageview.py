@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from markupsafe import Markup, escape
 
-from . import inline, safety
+from . import formatregistry, inline, safety
 from .matching import difference_paths, json_key, key_path
 from .model import ERROR, Diagnostic, Driver, Requirement, Tool
 from .statuses import Status
@@ -65,7 +65,7 @@ SAFETY_LABELS = {"read-only": "read-only", "writes": "writes", "external": "exte
                  "undeclared": "not declared"}
 
 # A format's name in a row about one tool (FORMAT_TITLES name the nav's groups).
-FORMAT_LABELS = {"speccify": "speccify", "aip-14": "AIP-14", "smart-tool": "smart tool"}
+FORMAT_LABELS = formatregistry.labels()
 
 # What a tool's or capability's kind means, for the legend and the badges' titles.
 KIND_TITLES = {
@@ -95,24 +95,14 @@ def safety_of(tool: Tool) -> Safety:
     if level is None:
         if e.text:
             return Safety("undeclared", "in words", "speccify states effects as free text, so they have no class", e.approval, e.text, observed)
-        why = {
-            "speccify": "this speccify tool has no effects line",
-            "smart-tool": "smart tools declare no effects",
-        }.get(tool.format, "`mutates` or `risk_level` is malformed, so the effects are unknown")
+        why = tool.format_info.undeclared_why
         return Safety("undeclared", SAFETY_LABELS["undeclared"], why, e.approval, "", observed)
     return Safety(level, SAFETY_LABELS[level], "From " + why, e.approval, "", observed)
 
 
 # How a run of an example is judged, in words, per format (shown under a failure; docs/formats.md
 # has the full rules).
-JUDGING_RULES = {
-    "speccify": "the tool must print one JSON value that contains the expected output (extra keys are "
-                "allowed) and fits `outputs`; when the expected output says `ok: true`, it must also exit with "
-                "code 0, and a non-zero exit with nothing printed fails.",
-    "aip-14": "a non-zero exit code fails the run, unless the expected output documents a failure "
-              "(`ok: false`: then the error envelope is compared with it); otherwise the output (a success "
-              "envelope `{ok: true, value}` unwrapped) must contain the expected output and fit `outputs`.",
-}
+JUDGING_RULES = {fmt.id: fmt.judging_rule for fmt in formatregistry.TOOL_FORMATS if fmt.judging_rule}
 
 
 # -- catalog problems ---------------------------------------------------------------------------

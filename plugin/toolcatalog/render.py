@@ -28,7 +28,6 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
 from . import coverage, inline, pageview, schemaview
-from .formats import speccify
 from .model import FORMAT_TITLES, Catalog, Tool
 from .statuses import Status, tally
 
@@ -151,7 +150,7 @@ class Renderer:
     ) -> str:
         token = _page_budget.set([PAGE_MARKDOWN_CHARS])
         try:
-            body = speccify.without_examples_section(tool.body) if tool.format == "speccify" else tool.body
+            body = tool.shown_body
             return self.env.get_template(TOOL_TEMPLATE).render(
                 tool=tool,
                 body=body,
@@ -239,7 +238,7 @@ def tool_toc(tool: Tool) -> list[dict[str, Any]]:
         sections.append(("drivers", "Drivers"))
     if tool.checks:
         sections.append(("checks", "Checks"))
-    body = speccify.without_examples_section(tool.body) if tool.format == "speccify" else tool.body
+    body = tool.shown_body
     if body.strip():
         sections.append(("details", "Details"))
     if tool.diagnostics:

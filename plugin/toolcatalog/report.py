@@ -16,9 +16,7 @@ import re
 from typing import Iterator
 
 from . import inline
-from .formats.smarttool import STATIC_RULE_IDS
-from .harvest import invalid_reason
-from .model import ERROR, Catalog, Diagnostic, Tool
+from .model import ERROR, Catalog, Diagnostic, Tool, invalid_reason
 from .statuses import CheckStatus, ExampleStatus, Status
 
 # C0 and C1 controls (tab and newline too: one line stays one line), DEL, and the Unicode
@@ -82,6 +80,6 @@ def failures(catalog: Catalog) -> Iterator[str]:
                 where = f"{tool.source}:{example.line}" if example.line else tool.source
                 yield printable(f"{where}: {tool.id}: example {example.title!r} {example.status}: ") + plain(example.detail)
         for check in tool.checks:
-            if check.status in (CheckStatus.FAILED, CheckStatus.ERROR) and (tool.valid or check.id not in STATIC_RULE_IDS):
+            if check.status in (CheckStatus.FAILED, CheckStatus.ERROR) and (tool.valid or check.id not in tool.format_info.static_rule_ids):
                 where = tool.descriptor_source or tool.source
                 yield printable(f"{where}: {tool.id}: check {check.id} {check.status}: ") + plain(check.detail)

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from ..files import hash_tree
-from ..formats import aip14
 from ..matching import parse_json_output
 from ..model import Driver, Implementation, Run, Tool
 from ..statuses import ExampleStatus, RunStatus, Status, tally
@@ -158,7 +157,7 @@ def _task(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefi
         if dropped:
             run.status, run.detail = RunStatus.SKIPPED, f"uses input {', '.join(dropped)}, which this driver drops"
             return run
-        timeout_ms = min(x for x in (aip14.timeout_ms(tool), _int(driver.fields.get("timeout_override_ms")), entry.timeout_override_ms) if x)
+        timeout_ms = min(x for x in (tool.timeout_ms, _int(driver.fields.get("timeout_override_ms")), entry.timeout_override_ms) if x)
         timeout = ctx.timeout_for(timeout_ms)
         outputs = tool.outputs if outputs_ok else None
         rules = effects.declared(tool, ctx, driver)

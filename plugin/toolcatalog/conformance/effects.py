@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import formatregistry
 from ..model import Driver, Run, Tool
 from ..observed import ELSEWHERE, SCRATCH, WORKSPACE, Observed, SandboxReport
 from ..statuses import RunStatus
@@ -51,10 +52,11 @@ class Declared:
 
 
 def declares_no_effects(tool: Tool) -> bool | None:
-    if tool.format == "aip-14":
+    declares = tool.format_info.effects  # how the format declares effects (formatregistry)
+    if declares == formatregistry.CLASSES:
         mutates = tool.effects.mutates
         return None if mutates is None else not mutates
-    if tool.format == "speccify" and tool.effects.text is not None:
+    if declares == formatregistry.WORDS and tool.effects.text is not None:
         return True if NO_EFFECTS_WORDING.match(tool.effects.text) else None
     return None
 
@@ -75,7 +77,7 @@ def declared(tool: Tool, ctx: Context, driver: Driver | None = None) -> Declared
     """What runs of `tool` (through `driver`, for AIP-14) may do."""
     no_effects = declares_no_effects(tool)
     network = network_allowed(tool, ctx)
-    if tool.format != "aip-14":
+    if tool.format_info.effects != formatregistry.CLASSES:
         return Declared(judged=no_effects is True, network=network)
     mutates = tool.effects.mutates or []
     egress = _egress(driver) if driver is not None else None

@@ -27,16 +27,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import sandbox, sealing
+from .. import formatregistry, sandbox, sealing
 from .._version import __version__
-from ..formats.smarttool import RUNTIME_RULE_IDS
 from ..files import hash_tree
 from ..model import Catalog, Note, Tool
 from ..statuses import Status
 from ..options import Options
 from ..process import cancel_on, ended_by_signals
 from ..scrub import clean, scrubber
-from . import agentproto, shards, smarttool, speccify
+from . import shards
 from . import cache as cache_mod
 from .resultsfile import Result, ResultSet
 from .job import Context, Job, Planner, Task, make_context
@@ -44,7 +43,10 @@ from .outcome import Outcome, skipped_outcome, valid_outcome
 from .outcome import apply as _apply
 from .outcome import crash_outcome as _crash_outcome
 
-PLANNERS: dict[str, Planner] = {"speccify": speccify.plan, "aip-14": agentproto.plan, "smart-tool": smarttool.plan}
+# Each tool format's planner, and what it reports when nothing may run (formatregistry: `Format.planner`, `.refused`).
+PLANNERS: dict[str, Planner] = {f.id: formatregistry.resolve(f.planner) for f in formatregistry.TOOL_FORMATS if f.planner}
+REFUSERS: dict[str, Callable[[Tool, str], Outcome]] = {
+    f.id: formatregistry.resolve(f.refused) for f in formatregistry.TOOL_FORMATS if f.refused}
 
 
 @dataclass
@@ -240,7 +242,7 @@ def _widened_view_digest(ctx: Context, workspace: Path, unseen: list[str]) -> li
 
 def crash_outcome(tool: Tool, exc: BaseException | None, when: str) -> Outcome:
     """`outcome.crash_outcome`, naming the runtime rules a smart tool would have checked."""
-    return _crash_outcome(tool, exc, when, RUNTIME_RULE_IDS if tool.format == "smart-tool" else ())
+    return _crash_outcome(tool, exc, when, tool.format_info.runtime_rule_ids)
 
 
 def _sandbox_line(ctx: Context) -> str:
@@ -252,7 +254,7 @@ def _sandbox_line(ctx: Context) -> str:
         return f"sandbox required but unavailable, nothing runs: {facts.reason}"
     if facts.mechanism is None:
         return f"not sandboxed: {facts.reason}"
-    name = {"bwrap": "bubblewrap", "landlock": "Landlock"}[facts.mechanism]
+    name = sandbox.title(facts.mechanism)
     traced = "system calls traced" if facts.tracer else f"not traced ({facts.untraced})"
     refused = f"; {facts.refused.describe()}" if facts.refused is not None else ""
     return f"sandboxed with {name} ({facts.variant}), {traced}{refused}"
@@ -267,8 +269,9 @@ def _withheld_reason(facts: sandbox.Facts) -> str:
 
 def _refused(tool: Tool, reason: str) -> Outcome:
     """Nothing runs without the sandbox; a smart tool still shows its static checks."""
-    if tool.format == "smart-tool":
-        return smarttool.refused(tool, reason)
+    refuse = REFUSERS.get(tool.format)
+    if refuse is not None:
+        return refuse(tool, reason)
     return skipped_outcome(tool, Status.NOT_RUN, reason)
 
 

@@ -11,8 +11,7 @@ import json
 from typing import Any
 
 from .. import jsonschemas
-from ..harvest import invalid_reason
-from ..model import Capability, Check, Run, Tool
+from ..model import Capability, Check, Run, Tool, invalid_reason
 from ..observed import SandboxReport
 from ..statuses import CheckStatus, ExampleStatus, Status
 

@@ -29,7 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from ..files import hash_tree
-from ..formats.smarttool import NO_DESCRIPTOR, RUNTIME_RULES, STATIC_RULE_IDS
+from ..formatregistry import SMART_TOOL
+
+NO_DESCRIPTOR = SMART_TOOL.texts["no-descriptor"]
+RUNTIME_RULES = SMART_TOOL.runtime_rules
+STATIC_RULE_IDS = SMART_TOOL.static_rule_ids
 from ..model import Run, Tool
 from ..statuses import CheckStatus, RunStatus, Status
 from ..process import ProcessResult

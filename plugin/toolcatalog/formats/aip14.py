@@ -160,5 +160,4 @@ def _kind(data: dict[str, Any], tags: list[str]) -> str | None:
 
 
 def timeout_ms(tool: Tool) -> int:
-    value = tool.fields.get("timeout_ms")
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else DEFAULT_TIMEOUT_MS
+    return tool.timeout_ms or DEFAULT_TIMEOUT_MS  # the model's rule (`Tool.timeout_ms`), the registry's default

@@ -27,8 +27,9 @@ from typing import Any
 
 from .. import frontmatter, jsonschemas
 from ..discover import SMART_TOOL_MD, relative
+from ..formatregistry import SMART_TOOL
 from ..files import ReadError, is_inside, read_capped
-from ..frontmatter import ManifestError
+from ..frontmatter import Manifest, ManifestError
 from ..jsonvalues import loads_limited
 from ..model import ERROR, Check, Effects, Requirement, Tool
 from ..statuses import CheckStatus
@@ -49,33 +50,12 @@ _INSTALL_VERBS = frozenset(
     "docker uv cargo go gem make".split()
 )
 
-# The conformance kit's static rules, plus `manifest-field-shapes` (from the kit's later version),
-# in the order the kit reports them, with the spec document each comes from.
-STATIC_RULES = (
-    ("descriptor-present", "packaging.md"),
-    ("manifest-present", "packaging.md"),
-    ("manifest-frontmatter-parses", "manifest.md"),
-    ("manifest-fields-closed", "manifest.md"),
-    ("manifest-required-fields", "manifest.md"),
-    ("manifest-field-shapes", "manifest.md"),
-    ("manifest-name-format", "manifest.md"),
-    ("manifest-version-matches-package", "manifest.md"),
-    ("manifest-requires-shape", "manifest.md"),
-    ("manifest-single-per-root", "manifest.md"),
-)
-STATIC_RULE_IDS = frozenset(rule for rule, _spec in STATIC_RULES)
-# Decided by running the CLI (conformance/smarttool.py), in the order they are reported.
-RUNTIME_RULES = (
-    ("loads-without-provider", "structure.md"),
-    ("help-discloses-model-backed", "invocation.md"),
-    ("help-short-flag", "invocation.md"),
-    ("capability-help", "invocation.md"),
-    ("deterministic-capability-runs", "structure.md"),
-    ("failure-names-remedy", "invocation.md"),
-    ("no-hang-stdin-closed", "invocation.md"),
-)
-RUNTIME_RULE_IDS = tuple(rule for rule, _spec in RUNTIME_RULES)
-NO_DESCRIPTOR = "no smart-tool.json at the distribution root"
+# The rules (the registry's entry lists them, with the spec document each comes from).
+STATIC_RULES = SMART_TOOL.static_rules
+STATIC_RULE_IDS = SMART_TOOL.static_rule_ids
+RUNTIME_RULES = SMART_TOOL.runtime_rules  # decided by running the CLI (conformance/smarttool.py)
+RUNTIME_RULE_IDS = SMART_TOOL.runtime_rule_ids
+NO_DESCRIPTOR = SMART_TOOL.texts["no-descriptor"]
 SOURCE_JSON = "source.json"  # a catalog's record of where a copied manifest comes from
 
 
@@ -195,7 +175,7 @@ def parse_distribution(descriptor_path: Path, workspace: Path, max_bytes: int, i
     root = descriptor_path.parent
     inside = sorted(inside or [])
     source = relative(descriptor_path, workspace)
-    tool = Tool(id=root.name, name=root.name, format="smart-tool", source=source, abs_path=descriptor_path)
+    tool = Tool(id=root.name, name=root.name, format=SMART_TOOL.id, source=source, abs_path=descriptor_path)
     tool.descriptor_source = source
     found = _Findings(descriptor=[], manifests=[relative(p, root) for p in inside])
     sink = common.Sink(source, tool.diagnostics)
@@ -259,7 +239,7 @@ def parse_standalone(manifests: list[Path], root: Path, workspace: Path, max_byt
     manifests = sorted(manifests)
     manifest_path = _primary(manifests, root) or manifests[0]
     source = relative(manifest_path, workspace)
-    tool = Tool(id=manifest_path.parent.name, name=manifest_path.parent.name, format="smart-tool", source=source, abs_path=manifest_path)
+    tool = Tool(id=manifest_path.parent.name, name=manifest_path.parent.name, format=SMART_TOOL.id, source=source, abs_path=manifest_path)
     found = _Findings(manifests=[relative(p, root) for p in manifests])
     _parse_manifest(tool, manifest_path, root, max_bytes, found)
     sink = common.Sink(source, tool.diagnostics)
@@ -372,6 +352,15 @@ def _parse_manifest(tool: Tool, path: Path, root: Path, max_bytes: int, found: _
     tool.fields = data
     tool.body, tool.body_line = manifest.body, manifest.body_line
     tool.lines = common.contract_lines(manifest)  # tool.source is this manifest by now
+    _schema_rules(tool, manifest, sink, found)
+    _fields(tool, manifest)
+    tool.effects = Effects(requires=_requirements(manifest, sink, found))
+    _version_matches_package(tool, manifest, sink, found)
+
+
+def _schema_rules(tool: Tool, manifest: Manifest, sink: common.Sink, found: _Findings) -> None:
+    """The manifest schema's errors, each filed under the rule it breaks; keys it does not define kept."""
+    data: dict[str, Any] = manifest.data
     groups: dict[str, list[Any]] = {}
     for error in jsonschemas.leaf_errors(jsonschemas.validate_bundled(MANIFEST_SCHEMA, data)):
         groups.setdefault(_rule_of(error), []).append(error)
@@ -382,6 +371,10 @@ def _parse_manifest(tool: Tool, path: Path, root: Path, max_bytes: int, found: _
     allowed = set(jsonschemas.bundled(MANIFEST_SCHEMA).get("properties") or {})
     tool.extra = {k: v for k, v in data.items() if k not in allowed}
 
+
+def _fields(tool: Tool, manifest: Manifest) -> None:
+    """The fields the model holds, where they have the right type (the schema says when not)."""
+    data: dict[str, Any] = manifest.data
     if isinstance(data.get("name"), str):
         tool.id = tool.name = data["name"]
         tool.id_line = manifest.line(("name",))
@@ -398,8 +391,11 @@ def _parse_manifest(tool: Tool, path: Path, root: Path, max_bytes: int, found: _
     if isinstance(use_cases, list):
         tool.use_cases = [u.strip() for u in use_cases if isinstance(u, str) and u.strip()]
 
+
+def _requirements(manifest: Manifest, sink: common.Sink, found: _Findings) -> list[Requirement]:
+    """`requires`, as requirements; an `install` that is a command is an error (never run)."""
     requirements: list[Requirement] = []
-    requires = data.get("requires")
+    requires = manifest.data.get("requires")
     if isinstance(requires, list):
         for index, entry in enumerate(requires):
             if not isinstance(entry, dict):
@@ -421,8 +417,10 @@ def _parse_manifest(tool: Tool, path: Path, root: Path, max_bytes: int, found: _
                         optional=entry.get("optional") is True,
                     )
                 )
-    tool.effects = Effects(requires=requirements)
+    return requirements
 
+
+def _version_matches_package(tool: Tool, manifest: Manifest, sink: common.Sink, found: _Findings) -> None:
     package_version, where = found.package
     if package_version is not None and tool.version is not None and package_version.strip() != tool.version.strip():
         sink.error(
@@ -460,7 +458,8 @@ def package_version_of(root: Path, max_bytes: int = frontmatter.DEFAULT_MAX_BYTE
             return None, f"pyproject.toml is not read: {exc.message}"
         except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
             return None, "pyproject.toml cannot be parsed"
-        project = data.get("project") if isinstance(data.get("project"), dict) else {}
+        declared = data.get("project")
+        project = declared if isinstance(declared, dict) else {}
         version = project.get("version")
         if isinstance(version, str):
             return version, "pyproject.toml"

@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .. import jsonvalues
+from ..formatregistry import SPECCIFY
 from ..frontmatter import Manifest
-from ..model import DETERMINISTIC, Effects, Example, Requirement, Tool
+from ..model import DETERMINISTIC, Diagnostic, Effects, Example, Requirement, Tool
 from . import common
 
 NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -51,6 +52,12 @@ class LineMatch:
     value: str
 
 
+def _space_end(text: str, pos: int) -> int:
+    """Where the run of whitespace at `pos` ends (`_SPACE` always matches, maybe empty)."""
+    match = _SPACE.match(text, pos)
+    return match.end() if match is not None else pos
+
+
 def line_matches(text: str, heads: tuple[str, ...], indent: bool, gap: int) -> Iterator[LineMatch]:
     r"""Every match, in order and without overlap, of `^HEAD\s+(?P<v>.+?)\s*$` (`gap` 1) or, with
     `indent`, `^\s*HEAD\s*(?P<v>.+?)\s*$` (`gap` 0), MULTILINE, as `re.finditer` finds them, in
@@ -66,11 +73,11 @@ def line_matches(text: str, heads: tuple[str, ...], indent: bool, gap: int) -> I
                 return
             pos = newline + 1
             continue
-        head_start = _SPACE.match(text, pos).end() if indent else pos
+        head_start = _space_end(text, pos) if indent else pos
         head = next((h for h in heads if text.startswith(h, head_start)), None)
         after = value_start = head_start + len(head) if head else head_start
         if head is not None:
-            value_start = _SPACE.match(text, after).end()
+            value_start = _space_end(text, after)
         if head is None or value_start - after < gap:
             # Every line start up to `head_start` leads to this same failure: resume after it (at
             # the next line that starts like a head, when no indent may come first).
@@ -85,7 +92,7 @@ def line_matches(text: str, heads: tuple[str, ...], indent: bool, gap: int) -> I
             # The trailing `\s*$` is greedy: the match ends at the end of the text when only
             # whitespace follows, else before the last newline of the whitespace that follows.
             value_end = value_start + len(value)
-            rest = _SPACE.match(text, value_end).end()
+            rest = _space_end(text, value_end)
             end = n if rest == n else text.rfind("\n", value_end, rest)
             yield LineMatch(pos, end, head_start, head, value)
             pos = end
@@ -109,9 +116,9 @@ def _case_lines(text: str) -> list[LineMatch]:
     return list(line_matches(text, ("input:", "output:"), indent=True, gap=0))
 
 
-def parse(path: Path, source: str, max_bytes: int, manifest: Manifest | None = None, diagnostics: list | None = None, read: bool = True) -> Tool:
+def parse(path: Path, source: str, max_bytes: int, manifest: Manifest | None = None, diagnostics: list[Diagnostic] | None = None, read: bool = True) -> Tool:
     """Parse one TOOL.md; pass `manifest` (and the diagnostics reading it produced) when already read."""
-    tool = Tool(id=path.parent.name, name=path.parent.name, format="speccify", source=source, abs_path=path)
+    tool = Tool(id=path.parent.name, name=path.parent.name, format=SPECCIFY.id, source=source, abs_path=path)
     tool.kind = DETERMINISTIC  # by the format's definition: a program, no model
     tool.diagnostics.extend(diagnostics or [])
     sink = common.Sink(source, tool.diagnostics)
@@ -122,8 +129,26 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Manifest | None = N
     data = manifest.data
     tool.fields = data
     tool.body, tool.body_line = manifest.body, manifest.body_line
+    shown = without_examples_section(tool.body)  # its examples are shown structured instead
+    tool.page_body = shown if shown != tool.body else None
     tool.lines = common.contract_lines(manifest)
 
+    _name(tool, manifest, sink, path)
+    _description(tool, manifest, sink)
+    usable = _schemas(tool, manifest, sink)
+    _effects(tool, manifest, sink)
+    _unknown_fields(tool, manifest, sink)
+
+    tool.examples = parse_examples(tool.body, tool.body_line, sink)
+    checkers = common.schema_checkers(tool, usable)
+    for example in tool.examples:
+        if example.has_input and example.has_output:
+            common.check_example(sink, example, *checkers, f"example {example.title!r}")
+    return tool
+
+
+def _name(tool: Tool, manifest: Manifest, sink: common.Sink, path: Path) -> None:
+    data = manifest.data
     name = data.get("name")
     if name is None:
         sink.error("missing required field `name`", 2, "required")
@@ -144,6 +169,9 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Manifest | None = N
         elif name != path.parent.name:
             sink.warning(f"`name` {name!r} differs from the folder name {path.parent.name!r}", line, "name-folder")
 
+
+def _description(tool: Tool, manifest: Manifest, sink: common.Sink) -> None:
+    data = manifest.data
     description = data.get("description")
     if description is None:
         sink.error("missing required field `description`", 2, "required")
@@ -160,7 +188,10 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Manifest | None = N
                 "description",
             )
 
-    usable = {}
+
+def _schemas(tool: Tool, manifest: Manifest, sink: common.Sink) -> dict[str, bool]:
+    data = manifest.data
+    usable: dict[str, bool] = {}
     for key in ("inputs", "outputs"):
         value = data.get(key)
         setattr(tool, key, value)
@@ -173,7 +204,11 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Manifest | None = N
         else:
             usable[key] = common.check_io_schema(sink, manifest, key, value)
     tool.schema_ok = usable
+    return usable
 
+
+def _effects(tool: Tool, manifest: Manifest, sink: common.Sink) -> None:
+    data = manifest.data
     effects = data.get("effects")
     if effects is not None and not isinstance(effects, str):
         sink.error("`effects` must be one line of text", manifest.line(("effects",)), "field-type")
@@ -195,17 +230,13 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Manifest | None = N
         requires=[Requirement("binary", r) for r in requires] + [Requirement("runtime", r) for r in runtime],
     )
 
+
+def _unknown_fields(tool: Tool, manifest: Manifest, sink: common.Sink) -> None:
+    data = manifest.data
     for key in data:
         if key not in KNOWN_FIELDS:
             tool.extra[key] = data[key]
             sink.warning(f"unknown field `{key}` is kept but not part of the speccify format", manifest.line((key,)), "unknown-field")
-
-    tool.examples = parse_examples(tool.body, tool.body_line, sink)
-    checkers = common.schema_checkers(tool, usable)
-    for example in tool.examples:
-        if example.has_input and example.has_output:
-            common.check_example(sink, example, *checkers, f"example {example.title!r}")
-    return tool
 
 
 def implementation_files(folder: Path) -> list[str]:

@@ -5,10 +5,13 @@
   after the process ends, `Launch.observe()` says what it did (`observed.Observed`).
 
 bubblewrap (namespaces) is the sandbox; the Landlock launcher is the fallback where namespaces
-cannot be created; strace, when it can, watches the system calls. See docs/security.md.
+cannot be created; strace, when it can, watches the system calls. Each mechanism is one entry
+of `backends.BACKENDS` (probe, prepare, describe); `title(mechanism)` names one for people.
+See docs/security.md.
 """
 
+from .backends import title
 from .launch import Launch, flush, prepare
 from .probe import Facts, probe
 
-__all__ = ["Facts", "Launch", "flush", "prepare", "probe"]
+__all__ = ["Facts", "Launch", "flush", "prepare", "probe", "title"]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..observed import ELSEWHERE, SCRATCH, WORKSPACE, Connection, FileChange, Observed
-from . import bwrap, cgroup, execs, landlock_launcher, layout, limits, nofollow, runfolders, trace, tree, view
+from . import backends, bwrap, cgroup, execs, landlock_launcher, layout, limits, nofollow, runfolders, trace, tree, view
 from .probe import Facts, launcher_argv
 
 
@@ -276,22 +276,34 @@ def _prepare(facts: Facts, command: list[str], root: Path, here: str, env: dict[
                       refusal=refusal)
     own = execs.own_start(command, env.get("PATH", ""))
     limit, allowed = execs.limit(facts, command, env.get("PATH", ""), own, programs)
-    if facts.mechanism == "landlock":
-        limited = limits.wrap(command, facts.caps, facts.limiter, facts.nproc)
-        if allowed is not None and limited is not command:
-            allowed = [*allowed, os.path.realpath(limited[0])]  # prlimit starts the tool inside the launcher
-        launch = _landlock(facts, limited, here, env, ws, root, visible, network, log, hidden, allowed)
-        launch.launcher_execs += limited is not command
-    else:
-        inner = execs.limited(command, allowed) if allowed is not None else command
-        limited = limits.wrap(inner, facts.caps, facts.limiter, facts.nproc)
-        launch = _bubblewrap(facts, limited, here, env, ws, root, visible, network, log, hidden)
-        launch.launcher_execs += (inner is not command) + (limited is not inner)  # the exec limiter's and prlimit's own starts
+    start = backends.resolve(backends.get(facts.mechanism).prepare)  # the backend's own part (backends.py)
+    launch: Launch = start(facts, command, here, env, ws, root, visible, network, log, hidden, allowed)
     launch.roots, launch.refusal = outside, refusal
     launch.command, launch.own, launch.exec_limit = list(command), own[1] if own else None, limit
     _enter_group(launch, facts)
     for area in launch.areas:
         area.before, area.cut = tree.picture(area.host, hash_files=area.hash_files)
+    return launch
+
+
+def start_landlock(facts: Facts, command: list[str], here: str, env: dict[str, str], ws: str, root: Path,
+                   visible: list[str], network: bool, log: Path | None, hidden: list[str], allowed: list[str] | None) -> Launch:
+    """The Landlock backend's part of `prepare`: prlimit inside the launcher."""
+    limited = limits.wrap(command, facts.caps, facts.limiter, facts.nproc)
+    if allowed is not None and limited is not command:
+        allowed = [*allowed, os.path.realpath(limited[0])]  # prlimit starts the tool inside the launcher
+    launch = _landlock(facts, limited, here, env, ws, root, visible, network, log, hidden, allowed)
+    launch.launcher_execs += limited is not command
+    return launch
+
+
+def start_bubblewrap(facts: Facts, command: list[str], here: str, env: dict[str, str], ws: str, root: Path,
+                     visible: list[str], network: bool, log: Path | None, hidden: list[str], allowed: list[str] | None) -> Launch:
+    """The bubblewrap backend's part of `prepare`: the exec limiter and prlimit inside bubblewrap."""
+    inner = execs.limited(command, allowed) if allowed is not None else command
+    limited = limits.wrap(inner, facts.caps, facts.limiter, facts.nproc)
+    launch = _bubblewrap(facts, limited, here, env, ws, root, visible, network, log, hidden)
+    launch.launcher_execs += (inner is not command) + (limited is not inner)  # the exec limiter's and prlimit's own starts
     return launch
 
 

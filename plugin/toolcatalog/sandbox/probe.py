@@ -2,7 +2,8 @@
 
 Best first: bubblewrap with an unprivileged user namespace; bubblewrap as root without one (where
 user namespaces are off); bubblewrap without a new `/proc` (containers that refuse one); then the
-Landlock launcher, which needs no namespaces at all (not under `sandbox: bubblewrap`). When bubblewrap
+Landlock launcher, which needs no namespaces at all (not under `sandbox: bubblewrap`): the order and
+the modes of `backends.BACKENDS`. When bubblewrap
 is installed but refused, the first attempt's error is kept (`Facts.refused`, with its fix), so the
 build says why its sandbox is the weaker one. Each bubblewrap attempt starts `/bin/true`
 with the same namespaces and mounts a real run uses, so "works" means works. strace, when
@@ -15,10 +16,11 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
-from . import bwrap, landlock_launcher, limits, trace, view
+from . import backends, bwrap, landlock_launcher, limits, trace, view
 
 PROFILE_VERSION = 3  # bump when the profile changes what a tool can do or what is observed
 LAUNCHER = Path(landlock_launcher.__file__)
@@ -107,21 +109,48 @@ class Facts:
                 *([self.refused.as_dict()] if self.refused is not None else [])]
 
     def profile(self, network: bool) -> str:
-        """One line saying what a run was allowed, for pages and the catalog."""
-        if self.mechanism is None:
-            return ""
-        net = "network allowed" if network else "no network"
-        watched = "system calls traced" if self.tracer else "not traced (only file changes are observed)"
-        seen = view.describe(self.workspace, self.workspace_extra)
-        caps = limits.describe(self.caps, self.limiter, self.nproc, self.memory_group)
-        if self.mechanism == "landlock":
-            return (f"Landlock ({self.variant}): reads limited to the system and {seen}; "
-                    f"writes only to a private TMPDIR and HOME; {net}{'' if network else ' (TCP refused; UDP, raw and other sockets refused)'}; "
-                    f"no Unix sockets; no PID namespace; {caps}; {watched}")
-        namespace = {"userns": "user namespace", "root": "as root, no user namespace", "noproc": "user namespace, no /proc"}
-        return (f"bubblewrap ({namespace.get(self.variant, self.variant)}): system read-only; {seen}, "
-                f"working folder a throwaway copy (when small enough); private TMPDIR, HOME and /tmp; own PID namespace; "
-                f"{net}; {caps}; {watched}")
+        """One line saying what a run was allowed, for pages and the catalog (its backend's `describe`)."""
+        describe: Callable[[Facts, bool], str] = backends.resolve(backends.get(self.mechanism).describe)
+        return describe(self, network)
+
+
+@dataclass
+class Attempt:
+    """What trying one backend here found: the facts when it works (and the argv that proved it,
+    for the tracer's own probe), else why not."""
+
+    facts: Facts | None = None
+    startup: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    refused: Refusal | None = None  # installed, but refused here
+
+
+def _shared(facts: Facts, network: bool) -> tuple[str, str, str, str]:
+    """The parts of a profile line every backend says: network, what is watched, the view, the caps."""
+    net = "network allowed" if network else "no network"
+    watched = "system calls traced" if facts.tracer else "not traced (only file changes are observed)"
+    seen = view.describe(facts.workspace, facts.workspace_extra)
+    caps = limits.describe(facts.caps, facts.limiter, facts.nproc, facts.memory_group)
+    return net, watched, seen, caps
+
+
+def describe_bwrap(facts: Facts, network: bool) -> str:
+    net, watched, seen, caps = _shared(facts, network)
+    namespace = {"userns": "user namespace", "root": "as root, no user namespace", "noproc": "user namespace, no /proc"}
+    return (f"bubblewrap ({namespace.get(facts.variant, facts.variant)}): system read-only; {seen}, "
+            f"working folder a throwaway copy (when small enough); private TMPDIR, HOME and /tmp; own PID namespace; "
+            f"{net}; {caps}; {watched}")
+
+
+def describe_landlock(facts: Facts, network: bool) -> str:
+    net, watched, seen, caps = _shared(facts, network)
+    return (f"Landlock ({facts.variant}): reads limited to the system and {seen}; "
+            f"writes only to a private TMPDIR and HOME; {net}{'' if network else ' (TCP refused; UDP, raw and other sockets refused)'}; "
+            f"no Unix sockets; no PID namespace; {caps}; {watched}")
+
+
+def describe_off(facts: Facts, network: bool) -> str:
+    return ""  # no sandbox: no profile
 
 
 def explain(stderr: str) -> str:
@@ -152,44 +181,65 @@ def launcher_argv(python: str = sys.executable) -> list[str]:
 
 
 def probe(mode: str) -> Facts:
-    """The sandbox for `mode` (the `sandbox` option) on this machine."""
-    if mode == "off":
-        return Facts(mode, reason="`sandbox: off`: processes run as the build's own user")
+    """The sandbox for `mode` (the `sandbox` option) on this machine: the first of
+    `backends.BACKENDS` allowed under `mode` that works, traced when strace can be."""
+    if mode in backends.OFF.modes:
+        off: Attempt = backends.resolve(backends.OFF.probe)(mode)
+        assert off.facts is not None
+        return off.facts
     if not sys.platform.startswith("linux"):
         return Facts(mode, reason=f"the sandbox needs Linux (this is {sys.platform})")
     failures: list[str] = []
+    refused: Refusal | None = None  # an earlier backend's refusal: the chosen one is the weaker
+    for backend in backends.BACKENDS:
+        if mode not in backend.modes:
+            continue
+        attempt: Attempt = backends.resolve(backend.probe)(mode)
+        if attempt.facts is not None:
+            chosen = replace(attempt.facts, refused=refused) if refused is not None else attempt.facts
+            return _traced(chosen, attempt.startup)
+        failures += attempt.failures
+        refused = refused or attempt.refused
+    lead = "`sandbox: bubblewrap`, and " if mode == "bubblewrap" else "no sandbox works here: "
+    return Facts(mode, reason=lead + "; ".join(failures), refused=refused)
+
+
+def probe_off(mode: str) -> Attempt:
+    return Attempt(Facts(mode, reason="`sandbox: off`: processes run as the build's own user"))
+
+
+def probe_bwrap(mode: str) -> Attempt:
+    """bubblewrap, variant by variant (best first); the first refusal is kept, with its fix."""
     program = shutil.which("bwrap")
-    chosen: Facts | None = None
-    refused: Refusal | None = None
-    startup: list[str] = []
     if program is None:
-        failures.append("bubblewrap (`bwrap`) is not installed")
-    else:
-        for variant in bwrap.VARIANTS:
-            if variant == "root" and os.geteuid() != 0:
-                continue
-            argv = bwrap.probe_argv(program, variant)
-            ok, stderr = _try(argv)
-            if ok:
-                chosen, startup = Facts(mode, "bwrap", variant, program), argv
-                break
-            failures.append(f"bwrap ({variant}): {explain(stderr)}")
-            refused = refused or Refusal("bwrap", *_meaning(stderr))
-    if chosen is None and mode == "bubblewrap":
-        return Facts(mode, reason="`sandbox: bubblewrap`, and " + "; ".join(failures), refused=refused)
-    if chosen is None:
-        abi = landlock_launcher.abi_version()
-        if abi >= 1:
-            argv = [*launcher_argv(), "--ro", "/usr", "--ro", "/bin", "--ro", "/lib", "--ro", "/lib64", "--", "/bin/true"]
-            ok, stderr = _try(argv)
-            if ok:
-                chosen, startup = Facts(mode, "landlock", f"ABI {abi}", refused=refused), argv
-            else:
-                failures.append(f"Landlock: {explain(stderr)}")
-        else:
-            failures.append("Landlock is unavailable (not in this kernel, disabled, or refused)")
-    if chosen is None:
-        return Facts(mode, reason="no sandbox works here: " + "; ".join(failures), refused=refused)
+        return Attempt(failures=["bubblewrap (`bwrap`) is not installed"])
+    attempt = Attempt()
+    for variant in bwrap.VARIANTS:
+        if variant == "root" and os.geteuid() != 0:
+            continue
+        argv = bwrap.probe_argv(program, variant)
+        ok, stderr = _try(argv)
+        if ok:
+            return Attempt(Facts(mode, "bwrap", variant, program), argv)
+        attempt.failures.append(f"bwrap ({variant}): {explain(stderr)}")
+        attempt.refused = attempt.refused or Refusal("bwrap", *_meaning(stderr))
+    return attempt
+
+
+def probe_landlock(mode: str) -> Attempt:
+    """The Landlock launcher, which needs no namespaces."""
+    abi = landlock_launcher.abi_version()
+    if abi < 1:
+        return Attempt(failures=["Landlock is unavailable (not in this kernel, disabled, or refused)"])
+    argv = [*launcher_argv(), "--ro", "/usr", "--ro", "/bin", "--ro", "/lib", "--ro", "/lib64", "--", "/bin/true"]
+    ok, stderr = _try(argv)
+    if ok:
+        return Attempt(Facts(mode, "landlock", f"ABI {abi}"), argv)
+    return Attempt(failures=[f"Landlock: {explain(stderr)}"])
+
+
+def _traced(chosen: Facts, startup: list[str]) -> Facts:
+    """`chosen` with strace as its tracer when strace can watch `startup` here, else why not."""
     strace = trace.find()
     if strace is None:
         return _with(chosen, untraced="strace is not installed")
@@ -201,4 +251,4 @@ def probe(mode: str) -> Facts:
 
 def _with(facts: Facts, **changes: object) -> Facts:
     values = {**facts.__dict__, **changes}
-    return Facts(**values)  # type: ignore[arg-type]
+    return Facts(**values)
