@@ -60,6 +60,8 @@ def test_distributions_pass_twine_check_and_carry_the_license(dist: Path) -> Non
         member = archive.extractfile(f"{sdist.name[:-len('.tar.gz')]}/LICENSE")
         assert member is not None and member.read().decode() == license_text
     with zipfile.ZipFile(built) as archive:
+        # PEP 561: the wheel says its package is typed, so projects that import it get its hints checked.
+        assert "toolcatalog/py.typed" in archive.namelist()
         licenses = [n for n in archive.namelist() if n.endswith(".dist-info/licenses/LICENSE")]
         assert len(licenses) == 1 and archive.read(licenses[0]).decode() == license_text
         metadata = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))

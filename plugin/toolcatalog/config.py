@@ -8,10 +8,10 @@ library. Only the MkDocs host layer imports this module.
 
 from __future__ import annotations
 
-from typing import Generic, Optional, TypeVar, Union
+from typing import Generic, Optional, TypeVar, Union, cast
 
 from mkdocs.config import base
-from mkdocs.config.config_options import ValidationError
+from mkdocs.config.base import ValidationError
 
 from .options import Options, OptionsError, check_value, default
 
@@ -29,7 +29,7 @@ class _Rule(Generic[T], base.BaseConfigOption[T]):
 
     def run_validation(self, value: object) -> T:
         try:
-            return check_value(self.name, value)
+            return cast(T, check_value(self.name, value))  # the rule named `name` returns a `T`
         except OptionsError as exc:
             raise ValidationError(str(exc)) from None
 

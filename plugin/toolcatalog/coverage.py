@@ -126,17 +126,8 @@ def _walk_value(node: Any, root: dict[str, Any], path: str, values: list[Any], d
     if not isinstance(node, dict) or depth > MAX_DEPTH or dim.full:
         return
     name = f"`{path}`" if path else "the input"
-    if "const" in node and path:
-        dim.goal(any(v == node["const"] for v in values), f"{name} never set to its const value")
-    enum = node.get("enum")
-    if isinstance(enum, list) and path:
-        for option in enum[:MAX_GOALS]:
-            if dim.full:
-                break
-            dim.goal(any(_same(v, option) for v in values), f"enum value {_show(option)} of {name} never used")
-    if _types(node) == {"boolean"} and path and not isinstance(enum, list) and "const" not in node:
-        for flag in (True, False):
-            dim.goal(any(v is flag for v in values), f"{name} never {'true' if flag else 'false'}")
+    if path:
+        _value_goals(node, name, values, dim)
     for keyword in ("oneOf", "anyOf"):
         branches = node.get(keyword)
         if isinstance(branches, list):
@@ -150,10 +141,26 @@ def _walk_value(node: Any, root: dict[str, Any], path: str, values: list[Any], d
         _walk_object(items, root, f"{path}[]", elements, dim, depth + 1)
 
 
+def _value_goals(node: dict[str, Any], name: str, values: list[Any], dim: Dimension) -> None:
+    """Goals for the values a property below the root may take: its const, each enum value, or
+    true and false for a plain boolean."""
+    if "const" in node:
+        dim.goal(any(v == node["const"] for v in values), f"{name} never set to its const value")
+    enum = node.get("enum")
+    if isinstance(enum, list):
+        for option in enum[:MAX_GOALS]:
+            if dim.full:
+                break
+            dim.goal(any(_same(v, option) for v in values), f"enum value {_show(option)} of {name} never used")
+    elif _types(node) == {"boolean"} and "const" not in node:
+        for flag in (True, False):
+            dim.goal(any(v is flag for v in values), f"{name} never {'true' if flag else 'false'}")
+
+
 def _walk_object(node: Any, root: dict[str, Any], path: str, values: list[Any], dim: Dimension, depth: int) -> None:
     if not isinstance(node, dict) or not isinstance(node.get("properties"), dict) or depth >= MAX_DEPTH:
         return
-    required = node.get("required") if isinstance(node.get("required"), list) else []
+    required: list[Any] = node["required"] if isinstance(node.get("required"), list) else []
     objects = [v for v in values if isinstance(v, dict)]
     for key, sub in node["properties"].items():
         if dim.full:

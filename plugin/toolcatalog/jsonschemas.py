@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, cast
 
 import jsonschema
 import referencing
@@ -40,14 +40,16 @@ import referencing.exceptions
 import referencing.jsonschema
 import regex
 from jsonschema.exceptions import ValidationError
+from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
 from . import schemawork
+from .schemawork import JsonPath
 
 try:  # a compiled validator for our own schemas (wheels for the usual platforms)
     import jsonschema_rs
 except ImportError:  # pragma: no cover - no wheel here: the pure-Python validator alone
-    jsonschema_rs = None
+    jsonschema_rs = None  # type: ignore[assignment]  # tested for None before each use
 
 DEFAULT_DRAFT = jsonschema.Draft202012Validator
 
@@ -60,7 +62,7 @@ TOTAL_MATCH_BUDGET_S = 2.0  # all matching during one `validate` call
 class Problem:
     """A schema or instance problem at `path` (a JSON path inside the checked value)."""
 
-    path: tuple
+    path: JsonPath
     message: str
     fatal: bool = True  # False: worth saying, but the schema is still usable
     undecided: bool = False  # the value could not be checked (a pattern ran out of time), not a violation
@@ -68,12 +70,12 @@ class Problem:
 
 def _refuse_retrieval(uri: str) -> referencing.Resource:
     # Never fetch: a manifest must not make the build read files or call hosts.
-    raise referencing.exceptions.NoSuchResource(ref=uri)
+    raise referencing.exceptions.NoSuchResource(uri)  # its one field, `ref`
 
 
 def _accept_anything(uri: str) -> referencing.Resource:
     # Validating values: a reference we refuse to fetch checks nothing rather than failing.
-    return referencing.Resource(contents={}, specification=referencing.jsonschema.DRAFT202012)
+    return referencing.jsonschema.DRAFT202012.create_resource({})
 
 
 def json_path(parts: Any) -> str:
@@ -103,8 +105,8 @@ class _Matching:
 
     budget_s: float = TOTAL_MATCH_BUDGET_S
     spent_s: float = 0.0
-    slow: set = field(default_factory=set)  # patterns that took too long once: tried again only briefly
-    memo: dict = field(default_factory=dict)  # (pattern, text) -> True / False / None (undecided)
+    slow: set[str] = field(default_factory=set)  # patterns that took too long once: tried again only briefly
+    memo: dict[tuple[str, str], bool | None] = field(default_factory=dict)  # (pattern, text) -> True / False / None (undecided)
 
 
 _MATCHING: contextvars.ContextVar[_Matching | None] = contextvars.ContextVar("toolcatalog_matching", default=None)
@@ -224,9 +226,9 @@ def _additional_properties(validator: Any, aP: Any, instance: Any, schema: Any) 
             listed = ", ".join(repr(each) for each in sorted(patterns))
             yield ValidationError(f"{joined} {verb} not match any of the regexes: {listed}")
         else:
-            listed = sorted(extras, key=str)
-            verb = "was" if len(listed) == 1 else "were"
-            yield ValidationError(f"Additional properties are not allowed ({', '.join(map(repr, listed))} {verb} unexpected)")
+            names = sorted(extras, key=str)
+            verb = "was" if len(names) == 1 else "were"
+            yield ValidationError(f"Additional properties are not allowed ({', '.join(map(repr, names))} {verb} unexpected)")
 
 
 _EVALUATED_KEYS = "find_evaluated_property_keys_by_schema"
@@ -305,39 +307,49 @@ _SAFE_KEYWORDS: dict[str, Any] = {
 }
 
 
+# `extend` has no annotations in jsonschema's stubs; it returns a validator class.
+_extend: Callable[..., type[Validator]] = jsonschema.validators.extend
+
+
 @lru_cache(maxsize=None)
-def linear_validator_class(cls: type) -> type:
+def linear_validator_class(cls: type[Validator]) -> type[Validator]:
     """`cls` deciding `uniqueItems` in linear time and `multipleOf` without overflowing."""
     replaced = {name: _LINEAR_KEYWORDS[name](fn) for name, fn in cls.VALIDATORS.items() if name in _LINEAR_KEYWORDS}
-    return jsonschema.validators.extend(cls, validators=replaced)
+    return _extend(cls, validators=replaced)
 
 
 @lru_cache(maxsize=None)
-def safe_validator_class(cls: type) -> type:
+def safe_validator_class(cls: type[Validator]) -> type[Validator]:
     """`cls` for schemas written by someone else: every keyword that matches regular expressions
     matches them under a time limit, and every keyword charges the current meter for its work."""
     replaced = {name: _SAFE_KEYWORDS[name](fn) for name, fn in cls.VALIDATORS.items() if name in _SAFE_KEYWORDS}
     keywords = {**cls.VALIDATORS, **replaced}
-    safe = jsonschema.validators.extend(cls, validators={name: schemawork.metered(name, fn) for name, fn in keywords.items()})
-    safe.descend = schemawork.metered_descend(safe.descend)  # our own class (extend made it): nobody else's changes
+    safe = _extend(cls, validators={name: schemawork.metered(name, fn) for name, fn in keywords.items()})
+    # Our own class (extend made it): nobody else's changes. `descend` is not in the Validator protocol.
+    cast(Any, safe).descend = schemawork.metered_descend(cast(Any, safe).descend)
     return safe
 
 
-def _validator_class(schema: Any) -> tuple[type, Problem | None]:
+# What `validator_for` returns for a `$schema` it does not know (its stubs want a class there).
+_UNKNOWN_DRAFT: Any = None
+
+
+def _validator_class(schema: Any) -> tuple[type[Validator], Problem | None]:
     if isinstance(schema, dict) and "$schema" in schema:
         declared = schema["$schema"]
-        cls = validator_for(schema, default=None) if isinstance(declared, str) else None
+        cls: type[Validator] | None = validator_for(schema, default=_UNKNOWN_DRAFT) if isinstance(declared, str) else None
         if cls is None:
             return DEFAULT_DRAFT, Problem(("$schema",), f"unknown `$schema` {declared!r}; checked as draft 2020-12", fatal=False)
         return cls, None
     return DEFAULT_DRAFT, None
 
 
-def _registry(schema: Any, cls: type, retrieve: Any = _refuse_retrieval) -> tuple[referencing.Registry, str]:
+def _registry(schema: Any, cls: type[Validator], retrieve: Any = _refuse_retrieval) -> tuple[referencing.Registry, str]:
     spec = referencing.jsonschema.specification_with(cls.META_SCHEMA.get("$schema", ""), default=referencing.jsonschema.DRAFT202012)
     resource = spec.create_resource(schema)
     base = resource.id() or "urn:toolcatalog:manifest-schema"
-    registry = referencing.Registry(retrieve=retrieve).with_resource(base, resource).crawl()
+    # referencing's classes declare their fields with attrs in a form mypy does not read.
+    registry = referencing.Registry(retrieve=retrieve).with_resource(base, resource).crawl()  # type: ignore[call-arg]
     return registry, base
 
 
@@ -461,7 +473,7 @@ def _expansion(schema: dict[str, Any], resolver: Any) -> schemawork.Expansion:
     return schemawork.expand(nodes, resolve, cap)
 
 
-def _refusal(expansion: schemawork.Expansion) -> tuple[tuple, str] | None:
+def _refusal(expansion: schemawork.Expansion) -> tuple[JsonPath, str] | None:
     """Where and why values must not be checked against a schema with this expansion."""
     if expansion.cycle is not None:
         return expansion.cycle, (
@@ -485,10 +497,10 @@ _DATA_KEYWORDS = frozenset({"enum", "const", "examples", "default"})  # values, 
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
 
 
-def _schema_nodes(value: Any, path: tuple) -> Iterator[tuple[dict[str, Any], tuple]]:
+def _schema_nodes(value: Any, path: JsonPath) -> Iterator[tuple[dict[str, Any], JsonPath]]:
     """Every schema object inside `value`, with its path. Keys of `properties` and the like are
     names (a property may be called `enum`), so their values are always walked as schemas."""
-    stack: list[tuple[Any, tuple, bool]] = [(value, path, False)]
+    stack: list[tuple[Any, JsonPath, bool]] = [(value, path, False)]
     while stack:
         node, where, names = stack.pop()
         if isinstance(node, dict):
@@ -503,7 +515,7 @@ def _schema_nodes(value: Any, path: tuple) -> Iterator[tuple[dict[str, Any], tup
             stack.extend((child, where + (index,), False) for index, child in enumerate(node))
 
 
-def _patterns(value: Any, path: tuple) -> Iterator[tuple[tuple, str]]:
+def _patterns(value: Any, path: JsonPath) -> Iterator[tuple[JsonPath, str]]:
     """Every regular expression in a schema: `pattern` values and `patternProperties` keys."""
     for node, where in _schema_nodes(value, path):
         if isinstance(node.get("pattern"), str):
@@ -513,7 +525,7 @@ def _patterns(value: Any, path: tuple) -> Iterator[tuple[tuple, str]]:
                 yield where + ("patternProperties", key), key
 
 
-def _refs(value: Any, path: tuple) -> Iterator[tuple[tuple, str]]:
+def _refs(value: Any, path: JsonPath) -> Iterator[tuple[JsonPath, str]]:
     for node, where in _schema_nodes(value, path):
         if isinstance(node.get("$ref"), str):
             yield where + ("$ref",), node["$ref"]
@@ -609,8 +621,9 @@ def validate(schema: Any, instance: Any, limit: int = 10) -> list[Problem]:
 @lru_cache(maxsize=None)
 def bundled(name: str) -> dict[str, Any]:
     """One of the schemas shipped in `toolcatalog/schemas/`."""
-    text = resources.files("toolcatalog").joinpath("schemas", name).read_text(encoding="utf-8")
-    return json.loads(text)
+    text = resources.files("toolcatalog").joinpath("schemas").joinpath(name).read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
 
 
 @lru_cache(maxsize=None)

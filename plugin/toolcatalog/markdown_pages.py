@@ -93,7 +93,11 @@ def render(
         if tool.page is None or tool.url is None:
             continue
         base = page.base(tool.page, tool.url)
-        html = renderer.tool_page(tool, catalog, lambda target, base=base: relative_url(target, base), source_link)
+
+        def url_for(target: str, base: str = base) -> str:
+            return relative_url(target, base)
+
+        html = renderer.tool_page(tool, catalog, url_for, source_link)
         files[tool.page] = page.text(str(escape(tool.name)), html, base)
     for asset in (CSS_PATH, JS_PATH):
         files[asset] = _asset(asset, dirs)
@@ -200,7 +204,9 @@ def _tag_end(html: str, at: int) -> int | None:
     """Where the tag whose attributes start at `at` ends (after its `>`), quoted values (which may
     hold `>`: nh3 does not escape it there) skipped; None when it never ends."""
     while True:
-        at = _TAG_PART.match(html, at).end()
+        part = _TAG_PART.match(html, at)
+        assert part is not None  # the pattern matches the empty string too
+        at = part.end()
         if at >= len(html):
             return None
         if html[at] == ">":

@@ -16,7 +16,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import yaml
@@ -45,7 +45,7 @@ def _env(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
     if isinstance(node, yaml.ScalarNode):
         names, default = [loader.construct_scalar(node)], None
     else:
-        values = loader.construct_sequence(node)
+        values = loader.construct_sequence(cast(yaml.SequenceNode, node))  # it refuses any other node itself
         names, default = values[:-1], values[-1] if len(values) > 1 else None
         if len(values) == 1:
             names = values

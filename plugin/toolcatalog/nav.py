@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 from markupsafe import escape
 from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.structure import StructureItem
 from mkdocs.structure.files import Files
 from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
@@ -34,10 +35,10 @@ def catalog_nav(nav: Navigation, config: MkDocsConfig, files: Files, catalog: Ca
     index_page = index_file.page or Page(None, index_file, config)
     children: list[Any] = [index_page]
     if list_tools(options.nav_tools, len(catalog.tools)):
-        groups: list[tuple[str, list[Page]]] = []
+        groups: list[tuple[str, list[StructureItem]]] = []
         ordered = sorted_tools(catalog.tools)  # by the name the nav shows, as the index lists them
         for fmt in FORMATS:
-            pages = []
+            group: list[StructureItem] = []
             for tool in ordered:
                 if tool.format != fmt:
                     continue
@@ -45,22 +46,22 @@ def catalog_nav(nav: Navigation, config: MkDocsConfig, files: Files, catalog: Ca
                 if file is None:
                     continue
                 # Themes render titles without autoescaping: a manifest's name arrives escaped.
-                pages.append(file.page or Page(escape(tool.name), file, config))
-            if pages:
-                groups.append((fmt, pages))
+                group.append(file.page or Page(escape(tool.name), file, config))
+            if group:
+                groups.append((fmt, group))
         if len(groups) == 1:
             # One format only: its section would be the catalog's sole group, a level that says
             # nothing the index does not (and a level of nav every page of a big catalog renders).
             children += groups[0][1]
         else:
-            children += [Section(FORMAT_TITLES[fmt], pages) for fmt, pages in groups]
+            children += [Section(FORMAT_TITLES[fmt], group) for fmt, group in groups]
     section = Section(options.nav_title, children)
 
     position: list[Any] | None = None
 
     def prune(items: list[Any]) -> list[Any]:
         nonlocal position
-        kept = []
+        kept: list[Any] = []
         for item in items:
             if getattr(item, "is_page", False) and item.file.src_uri in ours:
                 if item.file.src_uri == index_uri and position is None:

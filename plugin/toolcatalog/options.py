@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field, fields
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping, cast
 
 from .statuses import COVERAGE_GATES, QUALITY_CODES, Status
 
@@ -199,18 +199,18 @@ def _statuses(name: str, value: Any) -> list[str]:
     return items
 
 
-class FailOn(list):
+class FailOn(list[str]):
     """The `fail_on` option: the statuses and quality finding codes listed (the list itself, as
     before thresholds existed), plus `coverage_below`: {dimension or "total": lowest score allowed}."""
 
-    def __init__(self, items: list[str] = (), coverage_below: dict[str, float] | None = None):  # type: ignore[assignment]
+    def __init__(self, items: Iterable[str] = (), coverage_below: dict[str, float] | None = None):
         super().__init__(items)
         self.coverage_below: dict[str, float] = dict(coverage_below or {})
 
     def __eq__(self, other: object) -> bool:
         return list.__eq__(self, other) and getattr(other, "coverage_below", {}) == self.coverage_below
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
     def __repr__(self) -> str:
         return f"FailOn({list(self)!r}, coverage_below={self.coverage_below!r})"
@@ -267,7 +267,7 @@ def _choice(name: str, choices: tuple[str, ...]) -> Callable[[str, Any], str]:
     def rule(_name: str, value: Any) -> str:
         if value not in choices:
             raise OptionsError(f"`{name}` must be one of {', '.join(choices)}, not {value!r}")
-        return value
+        return cast(str, value)  # one of `choices`
 
     return rule
 
@@ -284,7 +284,7 @@ def _cache_dir(name: str, value: Any) -> str | None:
 def _sandbox_workspace(name: str, value: Any) -> str | list[str]:
     """`tool`, `all`, or folders relative to mkdocs.yml's folder (never outside it)."""
     if value in ("tool", "all"):
-        return value
+        return cast(str, value)
     folders = _texts(name, value) if isinstance(value, list) else None
     if folders is None:
         raise OptionsError(f"`{name}` must be tool, all or a list of folders of the workspace, not {value!r}")

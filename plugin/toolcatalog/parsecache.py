@@ -146,6 +146,8 @@ class ParseCache:
             return None  # not something a parser returns
         if isinstance(value, Driver) and value.run_status:
             return None
+        if not isinstance(value, kind):  # decode makes a `kind` or raises: for the checker
+            return None
         _share_equal_values(value)
         return value
 

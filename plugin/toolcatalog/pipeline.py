@@ -214,7 +214,7 @@ def user_pages(docs_dir: Path) -> list[str]:
     return found
 
 
-def _is_folder(entry: os.DirEntry) -> bool:
+def _is_folder(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_dir()
     except OSError:

@@ -80,7 +80,7 @@ def place(catalog: Catalog, options: Options, directory_urls: bool = True, user_
     """Give every tool its page, URL and JSON path. `user_pages`: the source paths of the
     site's own Markdown pages (docs_dir), which win over generated ones at the same URL."""
     page_dir = options.page_dir
-    taken = {}
+    taken: dict[str, str] = {}
     for src in user_pages:
         if src.endswith((".md", ".markdown")):
             taken.setdefault(page_url(src, directory_urls), src)

@@ -20,7 +20,7 @@ a broken setup, or a tool status listed in `fail_on`, raises `PluginError`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import escape
 from mkdocs.config.defaults import MkDocsConfig
@@ -42,6 +42,9 @@ from .options import Options, OptionsError
 from .outputs.site import Site
 from .placement import SITE_WARNINGS
 from .render import CSS_PATH, INDEX_TITLE, JS_PATH, Renderer, index_toc, templates_dir, tool_toc
+
+if TYPE_CHECKING:
+    from mkdocs.utils.templates import TemplateContext
 
 log = get_plugin_logger(__name__)
 # CSS_PATH and JS_PATH are copied by MkDocs with the theme's static files, since our template folder is a theme dir.
@@ -149,7 +152,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
             page.meta["hide"] = ["toc"]
         return ""
 
-    def on_page_context(self, context: dict[str, Any], page: Page, config: MkDocsConfig, nav: Navigation) -> dict[str, Any] | None:
+    def on_page_context(self, context: TemplateContext, /, *, page: Page, config: MkDocsConfig, nav: Navigation) -> TemplateContext | None:
         if page.file.src_uri in self.pages:
             page.meta["title"] = page.title  # for this page's own render only: see on_page_markdown
         return None

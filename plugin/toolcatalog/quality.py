@@ -93,11 +93,11 @@ def tool_findings(tool: Tool) -> list[Diagnostic]:
                                 _line(tool, "outputs")))
     text = " ".join(x for x in [tool.description, *tool.use_cases] if isinstance(x, str))
     if tool.description.strip():
-        where = _line(tool, "description")
+        line = _line(tool, "description")
         if not _RESULT_WORDS.search(text):
-            out.append(_finding(tool, "quality-description-no-result", "the description never says what the tool returns", where))
+            out.append(_finding(tool, "quality-description-no-result", "the description never says what the tool returns", line))
         if not _WHEN_WORDS.search(text):
-            out.append(_finding(tool, "quality-description-no-when", "the description never says when to use the tool", where))
+            out.append(_finding(tool, "quality-description-no-when", "the description never says when to use the tool", line))
     seen: dict[str, str] = {}
     for example in tool.examples:
         if not example.has_input:
@@ -184,10 +184,10 @@ def near_duplicates(tools: list[Tool]) -> list[tuple[Tool, list[Tool]]]:
     quadratic. Groups are then paired with a prefix filter (two sets at least NEAR_DUPLICATE alike
     must share a word among the rarest `len - ceil(t * len) + 1` of each), not by comparing every pair."""
     groups: dict[frozenset[str], list[int]] = {}
-    for index, tool in enumerate(tools):
+    for position, tool in enumerate(tools):
         ws = words(tool.description)
         if len(ws) >= MIN_WORDS:
-            groups.setdefault(ws, []).append(index)
+            groups.setdefault(ws, []).append(position)
     sets = list(groups)
     frequency = Counter(w for ws in sets for w in ws)
     index: dict[str, list[int]] = {}

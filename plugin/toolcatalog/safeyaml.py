@@ -29,7 +29,7 @@ MAX_NODES = 50_000
 MAX_DEPTH = 64
 _MAX_INT_BITS = 4096  # ~1233 digits: far beyond any JSON reader, well inside Python's str() limit
 
-Path = tuple  # a JSON path: keys and indexes from the document root
+Path = tuple[Any, ...]  # a JSON path: keys and indexes from the document root
 
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
@@ -92,9 +92,9 @@ class PurePythonComposer(Reader, Scanner, Parser, Composer, _Resolver):
 
 
 try:  # libyaml's parser is several times faster and composes the same nodes (plain style is "" there)
-    from yaml.cyaml import CParser as _CParser
+    from yaml._yaml import CParser as _CParser  # what yaml.cyaml imports (its stubs do not re-export it)
 
-    class LibyamlComposer(_CParser, _Resolver):  # type: ignore[misc,valid-type]
+    class LibyamlComposer(_CParser, _Resolver):
         def __init__(self, stream: str):
             _CParser.__init__(self, stream)
             _Resolver.__init__(self)
@@ -120,7 +120,7 @@ class Document:
     lines: dict[Path, int] = field(default_factory=dict)
     notes: list[Note] = field(default_factory=list)
 
-    def line(self, path: Path | list, default: int | None = None) -> int | None:
+    def line(self, path: Path | list[Any], default: int | None = None) -> int | None:
         """The line of `path`, or of its closest ancestor that has one."""
         path = tuple(path)
         while True:
@@ -307,11 +307,11 @@ def _scalar(node: ScalarNode, doc: Document, offset: int) -> Any:
             )
         return number
     if tag == _FLOAT:
-        number = float(value)
-        if not math.isfinite(number):
+        real = float(value)
+        if not math.isfinite(real):
             doc.notes.append(Note("warning", f"`{value}` is too large for JSON; kept as text", _line(node, offset), "yaml-number"))
             return value
-        return number
+        return real
     raise YamlError(
         f"YAML tag `{tag}` is not allowed; manifests may only hold plain JSON values",
         _line(node, offset),

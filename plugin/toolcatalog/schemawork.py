@@ -38,6 +38,8 @@ from jsonschema.exceptions import ValidationError
 # so the densest 1 MiB manifest (half a million values) allows about a minute of checking.
 FLOOR_UNITS = 50_000
 UNITS_PER_VALUE = 16
+
+JsonPath = tuple[Any, ...]  # keys and indexes from a JSON document's root to a value inside it
 # Schemas the in-place keywords may apply to one value, and how deep they may nest doing so
 # (each level is a few Python frames inside `jsonschema`; Python stops at 1,000).
 EXPANSION_FLOOR = 10_000
@@ -233,9 +235,9 @@ class Expansion:
 
     counts: dict[int, int]  # id(schema node) -> schemas applied to a value it is applied to (capped)
     cap: int
-    worst: tuple[tuple, int] | None = None  # (path, count) of the first node over the cap
-    deepest: tuple[tuple, int] | None = None  # (path, depth) of the first node nesting too deep
-    cycle: tuple | None = None  # path of a node whose in-place keywords lead back to it
+    worst: tuple[JsonPath, int] | None = None  # (path, count) of the first node over the cap
+    deepest: tuple[JsonPath, int] | None = None  # (path, depth) of the first node nesting too deep
+    cycle: JsonPath | None = None  # path of a node whose in-place keywords lead back to it
 
 
 def inplace_children(node: dict[str, Any], resolve: Callable[[str, str], list[Any]]) -> list[Any]:
@@ -257,7 +259,7 @@ def inplace_children(node: dict[str, Any], resolve: Callable[[str, str], list[An
     return [child for child in out if isinstance(child, dict)]
 
 
-def expand(nodes: list[tuple[dict[str, Any], tuple]], resolve: Callable[[str, str], list[Any]], cap: int) -> Expansion:
+def expand(nodes: list[tuple[dict[str, Any], JsonPath]], resolve: Callable[[str, str], list[Any]], cap: int) -> Expansion:
     """Count, for every schema node, how many schemas the in-place keywords apply to one value
     (itself included), by depth-first search over the graph with memoised counts: linear in
     the number of nodes and references, however many paths there are. Counts stop at `cap` + 1."""
