@@ -8,6 +8,7 @@ the end. `watch_manifests` tells the dev server which folders to watch.
 from __future__ import annotations
 
 import os
+import posixpath
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -18,8 +19,9 @@ from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 
 from . import sealing
-from .model import FORMAT_TITLES, FORMATS, Catalog
+from .model import FORMAT_TITLES, FORMATS, Catalog, Tool
 from .pageview import sorted_tools
+from .render import shared_ids
 from .options import Options
 
 
@@ -36,6 +38,7 @@ def catalog_nav(nav: Navigation, config: MkDocsConfig, files: Files, catalog: Ca
     if list_tools(options.nav_tools, len(catalog.tools)):
         groups: list[tuple[str, list[Page]]] = []
         ordered = sorted_tools(catalog.tools)  # by the name the nav shows, as the index lists them
+        shared = shared_ids(catalog.tools)
         for fmt in FORMATS:
             pages = []
             for tool in ordered:
@@ -45,7 +48,7 @@ def catalog_nav(nav: Navigation, config: MkDocsConfig, files: Files, catalog: Ca
                 if file is None:
                     continue
                 # Themes render titles without autoescaping: a manifest's name arrives escaped.
-                pages.append(file.page or Page(escape(tool.name), file, config))
+                pages.append(file.page or Page(escape(nav_title(tool, shared)), file, config))
             if pages:
                 groups.append((fmt, pages))
         if len(groups) == 1:
@@ -84,6 +87,14 @@ def catalog_nav(nav: Navigation, config: MkDocsConfig, files: Files, catalog: Ca
     for previous, page, following in zip([None, *pages[:-1]], pages, [*pages[1:], None]):
         page.previous_page, page.next_page = previous, following
     return Navigation(items, pages)
+
+
+def nav_title(tool: Tool, shared: set[str]) -> str:
+    """The tool's name; for an id more than one manifest uses, with its manifest's folder, so
+    the entries can be told apart ("samplegood (sample-good/src/samplegood)")."""
+    if tool.id not in shared:
+        return tool.name
+    return f"{tool.name} ({posixpath.dirname(tool.source) or tool.source})"
 
 
 def list_tools(setting: bool | int, count: int) -> bool:
