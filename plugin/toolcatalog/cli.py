@@ -507,25 +507,28 @@ _MORE = re.compile(r" \(and \d+ more errors?\)$")
 _FILE_PREFIX = re.compile(r"^[\w.-]+\.(json|md|yaml|yml|toml): ")
 
 
-def _phrases(text: str) -> set[str]:
-    """The phrases of a plain message ("a; b" -> {"a", "b"}), without "(and N more errors)" or a
+def _phrases(text: str) -> list[str]:
+    """The phrases of a plain message ("a; b" -> ["a", "b"]), without "(and N more errors)" or a
     leading "smart-tool.json: ": what `_below_lines` compares to print each problem once."""
-    return {_FILE_PREFIX.sub("", part.strip()) for part in _MORE.sub("", text).split("; ") if part.strip()}
+    return [_FILE_PREFIX.sub("", part.strip()) for part in _MORE.sub("", text).split("; ") if part.strip()]
 
 
 def _below_lines(tool: Tool, detail: str) -> list[str]:
     """The lines under a tool's row, printable: failed examples and checks, then the errors and
     review warnings, each skipped when everything it says was said above it (a smart tool's
     static rule repeats its manifest error; the detail is the first error)."""
-    said = _phrases(detail)
+    said = set(_phrases(detail))
     lines: list[str] = []
 
     def add(prefix: str, message: str) -> None:
         phrases = _phrases(message)
-        if phrases and phrases <= said:
+        new = [p for p in phrases if p not in said]
+        if phrases and not new:
             return
         said.update(phrases)
-        lines.append(prefix + message)
+        # A message part of which was said above: only the rest of it (a static rule that repeats
+        # the manifest error, plus one more finding).
+        lines.append(prefix + ("; ".join(new) if len(new) < len(phrases) else message))
 
     for example in tool.examples:
         if example.status in (ExampleStatus.FAILED, ExampleStatus.ERROR):
