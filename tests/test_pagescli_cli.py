@@ -67,14 +67,17 @@ def test_progress_on_a_terminal_and_only_there(workspace: Path) -> None:
     assert "harvesting" in seen
     # Erased before the table: its heading starts a clean line.
     assert seen.split("TOOL", 1)[0].removesuffix(f"{ANSI}1m").endswith(PROGRESS)
-    code, quiet = in_terminal("check", str(workspace), "--no-cache", "--quiet", cwd=workspace)
-    assert code == 0 and PROGRESS not in quiet and "runs done" not in quiet
-    code, ci = in_terminal("check", str(workspace), "--no-cache", cwd=workspace, env={"CI": "true"})
-    assert code == 0 and PROGRESS not in ci
-    piped = toolcatalog_process("check", str(workspace), "--no-cache", cwd=workspace, env={"CI": ""})
+    # The same gate decides for every command: `validate` (no runs) shows "harvesting" when it is open.
+    code, shown = in_terminal("validate", str(workspace), cwd=workspace)
+    assert code == 0 and PROGRESS in shown
+    code, quiet = in_terminal("validate", str(workspace), "--quiet", cwd=workspace)
+    assert code == 0 and ERASE not in quiet
+    code, ci = in_terminal("validate", str(workspace), cwd=workspace, env={"CI": "true"})
+    assert code == 0 and ERASE not in ci
+    piped = toolcatalog_process("validate", str(workspace), cwd=workspace, env={"CI": ""})
     assert piped.returncode == 0 and ERASE not in piped.stderr and ANSI not in piped.stdout + piped.stderr
-    asked = toolcatalog_process("check", str(workspace), "--no-cache", "--progress", cwd=workspace, env={"CI": "true"})
-    assert asked.returncode == 0 and ERASE in asked.stderr and "runs done" in asked.stderr
+    asked = toolcatalog_process("validate", str(workspace), "--progress", cwd=workspace, env={"CI": "true"})
+    assert asked.returncode == 0 and ERASE in asked.stderr and "harvesting" in asked.stderr
 
 
 def test_colour_on_a_terminal_honours_no_color_and_force_color(workspace: Path) -> None:
