@@ -151,10 +151,18 @@ def test_index_reasons_are_never_cut_mid_phrase(tmp_path: Path) -> None:
     lead, rest = render.reason_parts(tool)
     whole = re.sub(r"<[^>]+>", "", str(render.pageview.reason(tool)))
     assert rest, "this reason is long enough to be split"
-    assert re.sub(r"<[^>]+>", "", f"{lead} {rest}") == whole
-    assert str(lead).endswith(";")  # at a phrase's end, never inside one
+    shown = re.sub(r"<[^>]+>", "", str(lead))
+    assert re.sub(r"<[^>]+>", "", f"{lead} {rest}") == whole  # nothing dropped
+    assert whole[len(shown)] == " " and not shown.endswith(" ")  # between words, never inside one
+    assert "allow_mutating" in re.sub(r"<[^>]+>", "", str(rest))  # the key words are on the page, under "more"
     text = render.Renderer().index_page(found, url_for=lambda p: p)
     assert '<details class="tc-reason-more"><summary>more</summary>' in text
+    # A phrase boundary wins over a word boundary when there is one before the limit.
+    from toolcatalog.model import Tool
+
+    phrased = Tool(id="x", name="x", format="aip-14", source="x", abs_path=Path("/x"), status_detail="a" * 30 + "; " + "b " * 40)
+    phrased.status = render.Status.FAILED
+    assert str(render.reason_parts(phrased)[0]) == "a" * 30 + ";"
     assert "line-clamp" not in (render.templates_dir() / "toolcatalog/assets/toolcatalog.css").read_text().split(".tc-reason {")[1].split("}")[0]
 
 
@@ -165,7 +173,7 @@ def test_duplicate_ids_show_their_path_in_the_index_and_the_nav(tmp_path: Path) 
     assert [t.id for t in found.tools] == ["same.id", "same.id"]
     text = render.Renderer().index_page(found, url_for=lambda p: p)
     for tool in found.tools:
-        assert f'<small class="tc-dup-path" title="Its id is shared with other manifests: this one is">{tool.source}</small>' in text
+        assert f'<small class="tc-dup-path" title="Its id is shared with other manifests: this one is {tool.source}">{tool.source}</small>' in text
     shared = render.shared_ids(found.tools)
     titles = {nav.nav_title(t, shared) for t in found.tools}
     assert titles == {"Tool same.id (one/.tools/same.id)", "Tool same.id (two/.tools/same.id)"}

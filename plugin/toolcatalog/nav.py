@@ -37,8 +37,9 @@ def catalog_nav(nav: Navigation, config: MkDocsConfig, files: Files, catalog: Ca
     children: list[Any] = [index_page]
     if list_tools(options.nav_tools, len(catalog.tools)):
         groups: list[tuple[str, list[Page]]] = []
-        ordered = sorted_tools(catalog.tools)  # by the name the nav shows, as the index lists them
         shared = shared_ids(catalog.tools)
+        # By the title the nav shows (with the folder of an id several manifests share), as the index lists them.
+        ordered = sorted(sorted_tools(catalog.tools), key=lambda t: nav_title(t, shared).casefold())
         for fmt in FORMATS:
             pages = []
             for tool in ordered:

@@ -343,13 +343,13 @@ def _is_tool_reason(tool: Tool, detail: str) -> bool:
     return bool(detail) and tool.status.value != "passed" and detail in (tool.status_detail, reason_text(tool))
 
 
-REASON_LEAD = 110  # characters of a reason the index shows before "more"
+REASON_LEAD = 48  # characters of a reason the index shows before "more" (two lines of its column)
 
 
 def reason_parts(tool: Tool) -> tuple[Markup, Markup]:
-    """The tool's reason for the index, split where a phrase ends (at "; " or ", " outside
-    code spans) at most `REASON_LEAD` characters in: the lead shown, the rest behind "more"
-    (nothing is cut mid-phrase, and the whole reason is on the page)."""
+    """The tool's reason for the index, split where a phrase ends at most `REASON_LEAD`
+    characters in (after "; ", else ", " or ": ", outside code spans; else between words): the
+    lead shown, the rest behind "more". Nothing is dropped: the whole reason is on the page."""
     text = reason_text(tool)
     if tool.status.value == "not-run":
         text = text.removeprefix("not run: ")
@@ -360,12 +360,14 @@ def reason_parts(tool: Tool) -> tuple[Markup, Markup]:
 
 
 def _phrase_end(text: str, limit: int) -> int | None:
-    """The last phrase boundary (after "; ", else ", ") before `limit`, outside code spans (an
-    even number of backticks before it); None when the text fits or has no boundary there."""
-    if len(text) <= limit:
+    """Where to end the lead: after the last phrase boundary before `limit` outside code spans
+    (an even number of backticks before it), else after the last space there; None when the
+    text fits (or has neither)."""
+    if len(text) <= limit + 8:  # a word more never needs a "more"
         return None
-    for mark in ("; ", ", "):
-        ends = [i + 1 for i in range(limit - 1) if text.startswith(mark, i) and text.count("`", 0, i) % 2 == 0]
+    for mark in ("; ", ", ", ": ", " "):
+        ends = [i + len(mark.rstrip()) for i in range(limit - 1)
+                if text.startswith(mark, i) and text.count("`", 0, i) % 2 == 0 and i > limit // 3]
         if ends:
             return ends[-1]
     return None
