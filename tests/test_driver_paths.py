@@ -100,13 +100,14 @@ def test_check_rows_of_shared_ids_name_their_manifest(tmp_path: Path) -> None:
     for n in range(3):
         write(tmp_path / f".agent/tools/copy-{n}/TOOL.md", speccify_text("same"))
     result = toolcatalog("check", "--no-cache", str(tmp_path))
-    rows = [line for line in result.stdout.splitlines() if line.startswith("same")]
-    assert rows == sorted(rows) and len(set(rows)) == 3, result.stdout
-    for n in range(3):
-        assert any(row.startswith(f"same (.agent/tools/copy-{n}/TOOL.md)") for row in rows)
-    # Under each row, its errors: the shared id, with the count instead of every other path.
-    errors = [line.strip() for line in result.stdout.splitlines() if "is used by 3 manifests" in line]
-    assert len(errors) == 3 and all(e.count("/TOOL.md") == 2 for e in errors), result.stdout
+    lines = result.stdout.splitlines()
+    rows = [n for n, line in enumerate(lines) if line.startswith("same ")]
+    assert len(rows) == 3, result.stdout
+    # Right under each row, its manifest: the TOOL column stays as narrow as the ids.
+    assert sorted(lines[n + 1] for n in rows) == [f"    at .agent/tools/copy-{n}/TOOL.md" for n in range(3)], result.stdout
+    # The row's detail is its error: the shared id, with the count instead of every other path (said once).
+    errors = [line.strip() for line in lines if "is used by 3 manifests" in line]
+    assert len(errors) == 3 and all(e.count("/TOOL.md") == 1 for e in errors), result.stdout
 
 
 @pytest.mark.skipif(not teamcorpus.available(), reason="the shared corpus is not beside the checkout")

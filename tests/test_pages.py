@@ -182,7 +182,8 @@ def test_index_rows_fit_say_why_and_read_in_order(view: Any, catalog: dict[str, 
         assert header["height"] > 10
         # Compact: no row is taller than three lines of its text (name and description; badge and a
         # reason of at most two lines), where the tall rows of the first design took eight and more.
-        heights = view.eval_on_selector_all("table.tc-catalog tbody tr", "rows => rows.map(r => r.getBoundingClientRect().height)")
+        # A tool whose id other manifests share has one more (small) line: its manifest's path.
+        heights = view.eval_on_selector_all("table.tc-catalog tbody tr", "rows => rows.map(r => r.getBoundingClientRect().height - (r.querySelector('.tc-dup-path') ? r.querySelector('.tc-dup-path').getBoundingClientRect().height : 0))")
         line = view.evaluate("parseFloat(getComputedStyle(document.querySelector('table.tc-catalog td')).lineHeight)")
         assert max(heights) <= 3 * line + 16, (max(heights), line)
 
@@ -263,9 +264,9 @@ def test_drivers_are_listed_once_with_their_own_state(view: Any, catalog: dict[s
     assert rows.count() == len(entry["drivers"]) >= 4
     section = view.evaluate("""() => { const h = document.getElementById('tc-drivers'); let text = '';
         for (let e = h.nextElementSibling; e && e.tagName !== 'H2'; e = e.nextElementSibling) text += e.innerText + '\\n'; return text; }""")
-    # The tool's own reason for not running is said once, not in every row.
-    assert section.count("allow_mutating") == 1, section
-    assert "None ran, for the tool's reason" in section
+    # The tool's own reason for not running is said once on the page (in its verdict), not in every row.
+    assert section.count("allow_mutating") == 0, section
+    assert "None ran, for the tool's reason (above)" in section
     states = rows.evaluate_all("rows => rows.map(r => r.querySelector('td[data-label=State]').innerText)")
     invalid = [d for d in entry["drivers"] if not d["valid"]]
     assert sum("invalid" in s for s in states) == len(invalid) >= 1

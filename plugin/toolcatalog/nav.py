@@ -8,6 +8,7 @@ the end. `watch_manifests` tells the dev server which folders to watch.
 from __future__ import annotations
 
 import os
+import posixpath
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -19,8 +20,9 @@ from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 
 from . import sealing
-from .model import FORMAT_TITLES, FORMATS, Catalog
+from .model import FORMAT_TITLES, FORMATS, Catalog, Tool
 from .pageview import sorted_tools
+from .render import shared_ids
 from .options import Options
 
 
@@ -36,7 +38,9 @@ def catalog_nav(nav: Navigation, config: MkDocsConfig, files: Files, catalog: Ca
     children: list[Any] = [index_page]
     if list_tools(options.nav_tools, len(catalog.tools)):
         groups: list[tuple[str, list[StructureItem]]] = []
-        ordered = sorted_tools(catalog.tools)  # by the name the nav shows, as the index lists them
+        shared = shared_ids(catalog.tools)
+        # By the title the nav shows (with the folder of an id several manifests share), as the index lists them.
+        ordered = sorted(sorted_tools(catalog.tools), key=lambda t: nav_title(t, shared).casefold())
         for fmt in FORMATS:
             group: list[StructureItem] = []
             for tool in ordered:
@@ -46,7 +50,7 @@ def catalog_nav(nav: Navigation, config: MkDocsConfig, files: Files, catalog: Ca
                 if file is None:
                     continue
                 # Themes render titles without autoescaping: a manifest's name arrives escaped.
-                group.append(file.page or Page(escape(tool.name), file, config))
+                group.append(file.page or Page(escape(nav_title(tool, shared)), file, config))
             if group:
                 groups.append((fmt, group))
         if len(groups) == 1:
@@ -85,6 +89,14 @@ def catalog_nav(nav: Navigation, config: MkDocsConfig, files: Files, catalog: Ca
     for previous, page, following in zip([None, *pages[:-1]], pages, [*pages[1:], None]):
         page.previous_page, page.next_page = previous, following
     return Navigation(items, pages)
+
+
+def nav_title(tool: Tool, shared: set[str]) -> str:
+    """The tool's name; for an id more than one manifest uses, with its manifest's folder, so
+    the entries can be told apart ("samplegood (sample-good/src/samplegood)")."""
+    if tool.id not in shared:
+        return tool.name
+    return f"{tool.name} ({posixpath.dirname(tool.source) or tool.source})"
 
 
 def list_tools(setting: bool | int, count: int) -> bool:

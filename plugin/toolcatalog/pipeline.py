@@ -112,12 +112,13 @@ def prepare(
 
 
 def check(build: Build, only: set[str] | None = None, *, results: Iterable[str] = (),
-          shard: tuple[int, int] | None = None) -> engine.Stats:
+          shard: tuple[int, int] | None = None, progress: engine.Progress | None = None) -> engine.Stats:
     """Run every runnable example and check (all tools, or the ids in `only`); results land on the tools.
 
     Results files named by the `results` option and by `results` (files, folders, globs, relative
     to the workspace) are used wherever their key matches; `shard` (K, N) checks only the K-th
-    of N balanced parts of the tools (`toolcatalog check --shard`)."""
+    of N balanced parts of the tools (`toolcatalog check --shard`); `progress` is told how the
+    runs go (`engine.check`)."""
     patterns = [*build.options.results, *results]
     given, notes = None, []
     if patterns:
@@ -128,7 +129,7 @@ def check(build: Build, only: set[str] | None = None, *, results: Iterable[str] 
             notes.append(sealing.no_key_note(exc))
         given = resultsfile.load(build.workspace, patterns, key)
         notes.extend(given.notes)
-    build.stats = engine.check(build.catalog, build.options, only=only, given=given, shard=shard)
+    build.stats = engine.check(build.catalog, build.options, only=only, given=given, shard=shard, progress=progress)
     build.stats.notes[:0] = notes
     return build.stats
 

@@ -41,7 +41,7 @@ from .model import ERROR, Tool
 from .options import Options, OptionsError
 from .outputs.site import Site
 from .placement import SITE_WARNINGS
-from .render import CSS_PATH, INDEX_TITLE, JS_PATH, Renderer, index_toc, templates_dir, tool_toc
+from .render import CSS_PATH, INDEX_TITLE, JS_PATH, Renderer, index_toc, shared_ids, templates_dir, tool_toc
 
 if TYPE_CHECKING:
     from mkdocs.utils.templates import TemplateContext
@@ -60,6 +60,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         self.pages: dict[str, Tool | None] = {}  # generated page src_uri -> its tool (None: the index)
         self.workspace: Path | None = None
         self.source_link: SourceLink | None = None
+        self.shared_ids: set[str] = set()  # ids more than one manifest uses: their titles name the folder
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         if not self.config.enabled:
@@ -92,6 +93,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         except DiscoveryError as exc:
             raise PluginError(report.printable(str(exc))) from None
         self.build = build
+        self.shared_ids = shared_ids(build.catalog.tools)
         self.renderer = Renderer([Path(d) for d in config.theme.dirs])
         for diagnostic in build.catalog.all_diagnostics():
             loud = diagnostic.severity == ERROR or diagnostic.code in SITE_WARNINGS
@@ -145,7 +147,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         # metadata is not empty, and with every tool in the nav that is a million lookups per
         # thousand tools. The page being rendered gets it as metadata too (`on_page_context`),
         # because Material's <title> prints `page.title` through `striptags`, which unescapes.
-        page.title = escape(tool.name) if tool is not None else INDEX_TITLE
+        page.title = escape(catalog_nav.nav_title(tool, self.shared_ids)) if tool is not None else INDEX_TITLE
         if tool is None:
             # The index's table wants the width; Material reads `hide` (other themes ignore it and
             # show the index's short table of contents instead of an empty box).

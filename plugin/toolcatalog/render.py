@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextvars
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,8 +28,9 @@ import nh3
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
-from . import coverage, inline, pageview, schemaview
-from .model import FORMAT_TITLES, Catalog, Tool
+from . import anchors, coverage, inline, pageview, repro, schemaview
+from .model import FORMAT_TITLES, Catalog, Check, Example, Run, Tool
+from .report import reason as reason_text
 from .statuses import Status, tally
 
 TOOL_TEMPLATE = "toolcatalog/tool.html"
@@ -129,6 +131,7 @@ class Renderer:
         self.env.globals["tally"] = tally
         # What the pages derive from the model (pageview.py): one place for every template.
         self.env.filters["inline"] = inline.html
+        self.env.filters["plain"] = inline.plain  # for attributes (tooltips): the words, without backticks
         self.env.filters["json_html"] = pageview.json_html
         self.env.globals["kind_titles"] = pageview.KIND_TITLES
         self.env.globals["format_labels"] = pageview.FORMAT_LABELS
@@ -140,6 +143,11 @@ class Renderer:
         self.env.globals["difference_paths"] = pageview.difference_paths
         self.env.globals["install_link"] = pageview.install_link
         self.env.globals["coverage_of"] = coverage.of
+        # Stable anchors, reproduction commands and each shared reason said once (below).
+        self.env.globals["example_views"] = example_views
+        self.env.globals["check_rows"] = check_rows
+        self.env.globals["check_command"] = repro.check_command
+        self.env.globals["reason_parts"] = reason_parts
 
     def tool_page(
         self,
@@ -176,11 +184,20 @@ class Renderer:
         return self.env.get_template(INDEX_TEMPLATE).render(
             catalog=catalog, tools=tools, counts={s: counts[s] for s in Status.values() if s in counts},
             facets=facets(catalog), problems=pageview.problem_groups(catalog.diagnostics), url_for=url_for,
-            coverages=coverages, weakest=weakest(tools, coverages),
+            coverages=coverages, weakest=weakest(tools, coverages), shared_ids=shared_ids(catalog.tools),
         )
 
 
 WEAKEST = 5  # contracts named in the index's summary
+
+
+def shared_ids(tools: list[Tool]) -> set[str]:
+    """The ids more than one manifest uses: lists show those tools' manifest paths too."""
+    seen: set[str] = set()
+    shared: set[str] = set()
+    for tool in tools:
+        (shared if tool.id in seen else seen).add(tool.id)
+    return shared
 
 
 def weakest(tools: list[Tool], coverages: list[Any]) -> list[tuple[Tool, Any]]:
@@ -254,3 +271,102 @@ def index_toc(catalog: Catalog) -> list[dict[str, Any]]:
         sections.append(("tc-catalog-diagnostics", "Catalog problems"))
     return [{"level": 2, "id": anchor, "name": name, "children": []} for anchor, name in sections]
 
+
+
+# -- what the examples, runs and checks sections show -------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunView:
+    run: Run
+    anchor: str  # stable: the example's anchor and the driver's name
+    command: str | None  # the shell command that repeats it (`repro.run_command`), when one can
+
+
+@dataclass(frozen=True)
+class ExampleView:
+    example: Example
+    anchor: str  # from the title (`anchors.unique`), not the position
+    runs: list[RunView]
+    tool_reason: bool  # its detail is the tool's own reason, shown once in the verdict above
+
+
+def example_views(tool: Tool) -> list[ExampleView]:
+    """Each example with its stable anchor, its runs' anchors and commands, and whether its
+    detail only repeats the tool's verdict."""
+    out = []
+    for example, anchor in zip(tool.examples, anchors.unique("tc-ex-", (e.title for e in tool.examples))):
+        run_anchors = anchors.unique(f"{anchor}-run-", (run.driver or "implementation" for run in example.runs))
+        runs = [RunView(run, a, repro.run_command(tool, example, run)) for run, a in zip(example.runs, run_anchors)]
+        out.append(ExampleView(example, anchor, runs, _is_tool_reason(tool, example.detail)))
+    return out
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    check: Check
+    anchor: str  # `tc-check-` and the rule id's slug
+    span: int  # rows the detail cell spans: 0 when the row above holds it (the same detail)
+    tool_reason: bool  # the detail is the tool's own reason, shown once in the verdict above
+
+
+def check_rows(tool: Tool) -> list[CheckRow]:
+    """The checks in order; a run of rules with one status and one detail (a cascade: "not run:
+    a catalog copy" for seven rules) shows that detail once, in a cell spanning their rows."""
+    rows: list[CheckRow] = []
+    ids = anchors.unique("tc-check-", (c.id for c in tool.checks))
+    index = 0
+    while index < len(tool.checks):
+        group = _same_run(tool.checks, index)
+        for offset, check in enumerate(group):
+            rows.append(CheckRow(check, ids[index + offset], 0 if offset else len(group), _is_tool_reason(tool, check.detail)))
+        index += len(group)
+    return rows
+
+
+def _same_run(checks: list[Check], start: int) -> list[Check]:
+    """`checks[start]` and those right after it with the same status and detail (no stderr)."""
+    first = checks[start]
+    run = [first]
+    if not first.detail or first.stderr:
+        return run
+    for check in checks[start + 1:]:
+        if check.stderr or (check.status, check.detail) != (first.status, first.detail):
+            break
+        run.append(check)
+    return run
+
+
+def _is_tool_reason(tool: Tool, detail: str) -> bool:
+    """`detail` says only what the verdict says (the tool's not-run reason)."""
+    return bool(detail) and tool.status.value != "passed" and detail in (tool.status_detail, reason_text(tool))
+
+
+REASON_LEAD = 48  # characters of a reason the index shows before "more" (two lines of its column)
+
+
+def reason_parts(tool: Tool) -> tuple[Markup, Markup]:
+    """The tool's reason for the index, split where a phrase ends at most `REASON_LEAD`
+    characters in (after "; ", else ", " or ": ", outside code spans; else between words): the
+    lead shown, the rest behind "more". Nothing is dropped: the whole reason is on the page."""
+    text = reason_text(tool)
+    if tool.status.value == "not-run":
+        text = text.removeprefix("not run: ")
+    cut = _phrase_end(text, REASON_LEAD)
+    if cut is None:
+        return inline.html(text), Markup("")
+    return inline.html(text[:cut]), inline.html(text[cut:].lstrip())
+
+
+def _phrase_end(text: str, limit: int) -> int | None:
+    """Where to end the lead: after the last phrase boundary before `limit` outside code spans
+    (an even number of backticks before it), else after the last space there; None when the
+    text fits (or has neither)."""
+    if len(text) <= limit + 8:  # a word more never needs a "more"
+        return None
+    for mark in ("; ", ", ", ": ", " "):
+        ends = [i + len(mark.rstrip()) for i in range(limit - 1)
+                if text.startswith(mark, i) and text.count("`", 0, i) % 2 == 0 and i > limit // 3]
+        if ends:
+            return ends[-1]
+    return None

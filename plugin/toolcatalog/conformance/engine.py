@@ -68,13 +68,15 @@ class Stats:
 
 
 def check(catalog: Catalog, options: Options, only: set[str] | None = None, planners: dict[str, Planner] | None = None,
-          given: ResultSet | None = None, shard: tuple[int, int] | None = None) -> Stats:
+          given: ResultSet | None = None, shard: tuple[int, int] | None = None,
+          progress: Progress | None = None) -> Stats:
     """Run every runnable example and check; results land on the model. Returns what it did.
 
     `planners` replaces the format planners (by format name); the default is `PLANNERS`.
     `given`: results produced elsewhere, used wherever their key matches (before the cache).
     `shard` (K, N): check only the K-th of N balanced parts of the tools (see `shards`); the
-    other tools are left as they are.
+    other tools are left as they are. `progress(done, total, tool_id)` is told how many runs
+    are done, before each wait (for a terminal's progress line; see `_tell`).
     """
     planners = PLANNERS if planners is None else planners
     started = time.monotonic()
@@ -170,7 +172,8 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
         try:
             with ended_by_signals():  # SIGTERM and SIGHUP end the build the way Ctrl-C does
                 futures = [(index, pool.submit(_guarded, task, stop)) for index, task in tasks]
-                for index, future in futures:
+                for done, (index, future) in enumerate(futures):
+                    _tell(progress, done, len(futures), pending[index][0])
                     value, took = future.result()
                     results[index].append(value)
                     seconds[index] += took
@@ -193,6 +196,19 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
     stats.notes += [Note(text) for text in sandbox.flush()]  # every run's throwaway folder is gone before the build goes on
     stats.seconds = time.monotonic() - started
     return stats
+
+
+Progress = Callable[[int, int, str], None]  # (runs done, runs in all, the id of the tool waited on)
+
+
+def _tell(progress: Progress | None, done: int, total: int, tool: Tool) -> None:
+    """Tell `progress` where the runs are; what it does with that never stops the build."""
+    if progress is None:
+        return
+    try:
+        progress(done, total, tool.id)
+    except Exception:  # a progress line is a courtesy: a broken terminal must not fail the checks
+        pass
 
 
 def _result_cache(workspace: Path, options: Options, stats: Stats) -> cache_mod.ResultCache:

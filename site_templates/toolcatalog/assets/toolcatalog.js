@@ -104,7 +104,25 @@
     restore();
   }
 
-  function init() { setup(document.querySelector("[data-toolcatalog-index]")); }
+  // A copy button on each reproduction command (without JS the command is plain, selectable text).
+  function copyButtons() {
+    Array.prototype.forEach.call(document.querySelectorAll(".toolcatalog pre.tc-copy"), function (pre) {
+      if (pre.querySelector(".tc-copy-button") || !navigator.clipboard) return;
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "tc-copy-button";
+      button.textContent = "Copy";
+      button.setAttribute("aria-label", "Copy the command");
+      button.addEventListener("click", function () {
+        navigator.clipboard.writeText(pre.querySelector("code").textContent).then(function () {
+          button.textContent = "Copied";
+        }, function () { button.textContent = "Select and copy"; });
+      });
+      pre.appendChild(button);
+    });
+  }
+
+  function init() { setup(document.querySelector("[data-toolcatalog-index]")); copyButtons(); }
 
   // Material's instant navigation swaps pages without reloading: it announces each page on document$.
   if (window.document$ && typeof window.document$.subscribe === "function") {
