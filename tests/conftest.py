@@ -37,6 +37,17 @@ def user_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
                 os.environ[name] = value
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_terminal_width() -> Iterator[None]:
+    """No `COLUMNS`/`LINES` from the shell or from pytest-xdist's workers (which set them): the
+    command line's tables then wrap only where a test asks for a width."""
+    saved = {name: os.environ.pop(name, None) for name in ("COLUMNS", "LINES")}
+    yield
+    for name, value in saved.items():
+        if value is not None:
+            os.environ[name] = value
+
+
 @pytest.fixture
 def write_file(tmp_path: Path) -> Callable[..., Path]:
     """Write text (or bytes) to `tmp_path / rel`, creating folders. Returns the path."""
