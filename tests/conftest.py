@@ -13,6 +13,8 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from manifests import speccify_text
+from once import run_folder, shared
+from sitebuild import REPO, build
 from toolcatalog.harvest import harvest
 from toolcatalog.model import Catalog
 from toolcatalog.options import Options
@@ -22,8 +24,14 @@ from toolcatalog.options import Options
 def user_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The user cache folder (the default cache and the results key) of every build the tests run,
     in this process and in the processes they start: a temporary one, never the machine's own
-    `~/.cache`. A test that wants the default location logic itself sets HOME and XDG_CACHE_HOME."""
-    folder = tmp_path_factory.mktemp("user-cache")
+    `~/.cache`. A test that wants the default location logic itself sets HOME and XDG_CACHE_HOME.
+
+    One folder for the whole run, shared by the xdist workers: a workspace checked by one worker
+    (the demo, above all) is warm for the others, as it is for a user building twice. Results are
+    keyed by the workspace's path, so tests with workspaces of their own never meet; the key file
+    is created race-free by whichever build comes first."""
+    folder = run_folder(tmp_path_factory) / "user-cache"
+    folder.mkdir(exist_ok=True)
     saved = {name: os.environ.get(name) for name in ("XDG_CACHE_HOME", "TOOLCATALOG_RESULTS_KEY")}
     os.environ["XDG_CACHE_HOME"] = str(folder)
     os.environ.pop("TOOLCATALOG_RESULTS_KEY", None)
@@ -93,3 +101,13 @@ def harvest_tmp(tmp_path: Path) -> Callable[..., Catalog]:
 def speccify_md() -> Callable[..., str]:
     """The `speccify_text` builder: `speccify_md(name, front=None, body=..., extra="")`."""
     return speccify_text
+
+
+@pytest.fixture(scope="session")
+def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project's own demo site (mkdocs.yml at the top of the repository), built once per test
+    run by `mkdocs build` for every test that reads it. Read-only: copy it before changing it."""
+    def make(folder: Path) -> None:
+        build(REPO, "-q", "-f", str(REPO / "mkdocs.yml"), "-d", str(folder / "site"))
+
+    return shared(tmp_path_factory, "demo-site", make) / "site"

@@ -23,6 +23,13 @@ PLATFORM = job.current_platform()  # the implementation file a speccify tool run
 OTHER_PLATFORM = "windows" if PLATFORM != "windows" else "linux"
 
 
+def only(diagnostics: list[Any], code: str) -> Any:
+    """The one diagnostic with `code` (asserting there is exactly one, listing them all if not)."""
+    found = [d for d in diagnostics if d.code == code]
+    assert len(found) == 1, f"expected one {code!r} diagnostic, got {[(d.code, d.message) for d in diagnostics]}"
+    return found[0]
+
+
 def write(path: Path, text: str | bytes) -> Path:
     """Write `text` (dedented, leading newlines dropped) or bytes to `path`, creating folders."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -17,11 +17,9 @@ pytest.importorskip("playwright.sync_api")
 
 
 @pytest.fixture(scope="module")
-def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The project's own demo site (mkdocs.yml at the top of the repository), built once."""
-    out = tmp_path_factory.mktemp("demo") / "site"
-    build(REPO, "-d", str(out))
-    url, server = serve(out)
+def demo_url(demo_site: Path) -> Iterator[str]:
+    """The project's own demo site (conftest's `demo_site`, built once per run), served."""
+    url, server = serve(demo_site)
     yield url
     server.shutdown()
 
@@ -56,8 +54,8 @@ def visible_rows(page: object) -> list[str]:
     )
 
 
-def test_filters_narrow_the_table_and_the_url_restores_them(page: object, demo_site: str) -> None:
-    page.goto(demo_site + "tools/")
+def test_filters_narrow_the_table_and_the_url_restores_them(page: object, demo_url: str) -> None:
+    page.goto(demo_url + "tools/")
     everything = visible_rows(page)
     assert len(everything) >= 15
     page.select_option("select[name=status]", "failed")
@@ -91,8 +89,8 @@ def test_filters_narrow_the_table_and_the_url_restores_them(page: object, demo_s
     assert page.console_errors == []
 
 
-def test_a_property_anchor_scrolls_to_the_property(page: object, demo_site: str) -> None:
-    page.goto(demo_site + "tools/json-sum/#tc-in-values")
+def test_a_property_anchor_scrolls_to_the_property(page: object, demo_url: str) -> None:
+    page.goto(demo_url + "tools/json-sum/#tc-in-values")
     row = page.locator("#tc-in-values")
     assert row.is_visible()
     box = row.bounding_box()
@@ -101,8 +99,8 @@ def test_a_property_anchor_scrolls_to_the_property(page: object, demo_site: str)
     assert page.evaluate("document.querySelector(':target').id") == "tc-in-values"
 
 
-def test_collapsible_sections_open(page: object, demo_site: str) -> None:
-    page.goto(demo_site + "tools/textkit/")
+def test_collapsible_sections_open(page: object, demo_url: str) -> None:
+    page.goto(demo_url + "tools/textkit/")
     details = page.locator("details.tc-help").first
     assert details.get_attribute("open") is None
     assert not details.locator("pre").is_visible()
@@ -110,7 +108,7 @@ def test_collapsible_sections_open(page: object, demo_site: str) -> None:
     assert details.get_attribute("open") is not None
     assert "Deterministic." in details.locator("pre").inner_text() or "Model-backed." in details.locator("pre").inner_text()
 
-    page.goto(demo_site + "tools/json-sum/")
+    page.goto(demo_url + "tools/json-sum/")
     raw = page.locator("details.tc-raw").first
     raw.locator("summary").click()
     assert raw.locator("pre").is_visible()
@@ -118,8 +116,8 @@ def test_collapsible_sections_open(page: object, demo_site: str) -> None:
     assert page.console_errors == []
 
 
-def test_hostile_manifest_executes_nothing(page: object, demo_site: str) -> None:
-    page.goto(demo_site + "tools/hostile-markup/")
+def test_hostile_manifest_executes_nothing(page: object, demo_url: str) -> None:
+    page.goto(demo_url + "tools/hostile-markup/")
     page.wait_for_load_state("load")
     text = page.inner_text("div.toolcatalog")
     # The markup is shown as text, not executed or turned into elements.
@@ -134,15 +132,15 @@ def test_hostile_manifest_executes_nothing(page: object, demo_site: str) -> None
         })"""
     )
     assert injected == {"scripts": 0, "handlers": 0, "jsLinks": 0, "images": 0}
-    page.goto(demo_site + "tools/")
+    page.goto(demo_url + "tools/")
     assert page.dialogs == []
 
 
-def test_no_page_logs_a_console_error(page: object, demo_site: str) -> None:
-    page.goto(demo_site + "tools/")
+def test_no_page_logs_a_console_error(page: object, demo_url: str) -> None:
+    page.goto(demo_url + "tools/")
     links = page.eval_on_selector_all("table.tc-catalog tbody a", "links => links.map(a => a.href)")
     assert len(links) >= 15
-    for link in [demo_site, demo_site + "tools/", *links]:
+    for link in [demo_url, demo_url + "tools/", *links]:
         page.goto(link)
         page.wait_for_load_state("load")
         assert page.console_errors == [], (link, page.console_errors)
@@ -185,8 +183,8 @@ def coverage_order(page: object) -> list[float]:
     return page.eval_on_selector_all("table.tc-catalog tbody tr", "rows => rows.map(r => Number(r.dataset.coverage))")
 
 
-def test_the_index_sorts_by_coverage_and_the_url_keeps_it(page: object, demo_site: str) -> None:
-    page.goto(demo_site + "tools/")
+def test_the_index_sorts_by_coverage_and_the_url_keeps_it(page: object, demo_url: str) -> None:
+    page.goto(demo_url + "tools/")
     first = coverage_order(page)
     assert first != sorted(first)  # the demo's name order is not its coverage order: sorting shows
     assert {0.0, 1.0} <= set(first) and any(0 < x < 1 for x in first)  # full, partial and no coverage

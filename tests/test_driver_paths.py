@@ -7,16 +7,10 @@ from pathlib import Path
 import pytest
 
 import teamcorpus
-from manifests import aip_driver, aip_tool, speccify_text, write
+from manifests import aip_driver, aip_tool, only, speccify_text, write
 from sitebuild import toolcatalog
 from toolcatalog.harvest import harvest
 from toolcatalog.model import ERROR, WARNING, Catalog, Diagnostic
-
-
-def only(diagnostics: list[Diagnostic], code: str) -> Diagnostic:
-    found = [d for d in diagnostics if d.code == code]
-    assert len(found) == 1, [(d.code, d.message) for d in diagnostics]
-    return found[0]
 
 
 def driver_to(root: Path, ref: str, driver_id: str = "img-http") -> Catalog:

@@ -77,13 +77,6 @@ def validate_mcp(document: Any) -> None:
 
 
 # -- the demo site -------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("demo") / "site"
-    build(REPO, "-q", "-f", str(REPO / "mkdocs.yml"), "-d", str(out))
-    return out
-
-
 def test_shipped_schema_is_a_valid_2020_12_schema() -> None:
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
     assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"

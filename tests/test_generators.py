@@ -24,6 +24,7 @@ import yaml
 
 from linkcheck import broken
 from manifests import write
+from once import shared
 from sitebuild import QUIET_HOSTS, REPO, build, toolcatalog
 
 ZENSICAL = "zensical==0.0.73"  # what `pip install zensical` resolves to (0.0.74+ pin a zensical-ui with no files)
@@ -46,12 +47,12 @@ def _venv(where: Path, requirement: str) -> Path:
 
 @pytest.fixture(scope="session")
 def zensical_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _venv(tmp_path_factory.mktemp("venv-zensical"), ZENSICAL)
+    return shared(tmp_path_factory, "venv-zensical", lambda where: _venv(where, ZENSICAL)) / "bin"
 
 
 @pytest.fixture(scope="session")
 def mkdocs2_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _venv(tmp_path_factory.mktemp("venv-mkdocs2"), MKDOCS2)
+    return shared(tmp_path_factory, "venv-mkdocs2", lambda where: _venv(where, MKDOCS2)) / "bin"
 
 
 def demo(root: Path) -> Path:
@@ -74,28 +75,43 @@ def mount(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
+# Each generator builds the demo from one workspace (once per test run, for every worker): at the
+# domain root, then under the sub-path, each into `site-<mount>`. The second build of a workspace
+# reuses the first one's results, so the demo's examples run once per generator, not once per mount.
+
+
+def site_dir(mount: str) -> str:
+    return "site-root" if mount == "/" else "site-sub"
+
+
+def _config(mount: str) -> dict[str, object]:
+    return {"site_name": "Demo", "site_url": MOUNTS[mount], "theme": {"name": "mkdocs"},
+            "plugins": [{"toolcatalog": {"paths": ["examples"]}}], "site_dir": site_dir(mount)}
+
+
+def _build_with_mkdocs_and_properdocs(root: Path) -> None:
+    """`mkdocs build` (1.6) from a mkdocs.yml, and `properdocs build` from a properdocs.yml, of one
+    workspace (`properdocs-<mount>` is the site ProperDocs built)."""
+    demo(root)
+    for mount in sorted(MOUNTS):
+        write(root / "mkdocs.yml", yaml.safe_dump(_config(mount)))
+        build(root)
+    (root / "mkdocs.yml").unlink()  # ProperDocs reads properdocs.yml, not a mkdocs.yml beside it
+    for mount in sorted(MOUNTS):
+        write(root / "properdocs.yml", yaml.safe_dump({**_config(mount), "site_dir": "properdocs-" + site_dir(mount)}))
+        build(root, host="properdocs")
+
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory, mount: str) -> Path:
     """The demo built by `mkdocs build` (1.6) with the plugin: the site the others must match."""
-    root = demo(tmp_path_factory.mktemp("mkdocs"))
-    write(root / "mkdocs.yml", yaml.safe_dump({
-        "site_name": "Demo", "site_url": MOUNTS[mount], "theme": {"name": "mkdocs"},
-        "plugins": [{"toolcatalog": {"paths": ["examples"]}}],
-    }))
-    build(root)
-    return root / "site"
+    return shared(tmp_path_factory, "gen-mkdocs", _build_with_mkdocs_and_properdocs) / site_dir(mount)
 
 
 @pytest.fixture(scope="module")
 def properdocs_site(tmp_path_factory: pytest.TempPathFactory, mount: str) -> Path:
     """The demo built by `properdocs build` with the plugin, from a properdocs.yml."""
-    root = demo(tmp_path_factory.mktemp("properdocs"))
-    write(root / "properdocs.yml", yaml.safe_dump({
-        "site_name": "Demo", "site_url": MOUNTS[mount], "theme": {"name": "mkdocs"},
-        "plugins": [{"toolcatalog": {"paths": ["examples"]}}],
-    }))
-    build(root, host="properdocs")
-    return root / "site"
+    return shared(tmp_path_factory, "gen-mkdocs", _build_with_mkdocs_and_properdocs) / ("properdocs-" + site_dir(mount))
 
 
 def export(root: Path, *args: str) -> None:
@@ -107,26 +123,33 @@ def export(root: Path, *args: str) -> None:
 @pytest.fixture(scope="module")
 def zensical_site(tmp_path_factory: pytest.TempPathFactory, zensical_bin: Path, mount: str) -> Path:
     """The demo exported for Zensical (its zensical.toml read for site_url and the options), built by it."""
-    root = demo(tmp_path_factory.mktemp("zensical"))
-    write(root / "zensical.toml", f'[project]\nsite_name = "Demo"\nsite_url = "{MOUNTS[mount]}"\n\n'
-          '[project.plugins.toolcatalog]\npaths = ["examples"]\n')
-    export(root)
-    done = run([str(zensical_bin / "zensical"), "build"], cwd=root)
-    assert "No issues found" in done.stdout + done.stderr
-    return root / "site"
+    def make(root: Path) -> None:
+        demo(root)
+        for each in sorted(MOUNTS):
+            write(root / "zensical.toml", f'[project]\nsite_name = "Demo"\nsite_url = "{MOUNTS[each]}"\n\n'
+                  '[project.plugins.toolcatalog]\npaths = ["examples"]\n')
+            export(root)
+            done = run([str(zensical_bin / "zensical"), "build"], cwd=root)
+            assert "No issues found" in done.stdout + done.stderr
+            (root / "site").rename(root / site_dir(each))
+
+    return shared(tmp_path_factory, "gen-zensical", make) / site_dir(mount)
 
 
 @pytest.fixture(scope="module")
 def mkdocs2_site(tmp_path_factory: pytest.TempPathFactory, mkdocs2_bin: Path, mount: str) -> Path:
     """The demo exported for MkDocs 2 (options in a YAML file of another name, given with -f, since
     MkDocs 2 refuses to run beside a mkdocs.yml), built from that folder."""
-    root = demo(tmp_path_factory.mktemp("mkdocs2"))
-    write(root / "toolcatalog.yml", yaml.safe_dump({
-        "site_name": "Demo", "site_url": MOUNTS[mount], "plugins": [{"toolcatalog": {"paths": ["examples"]}}],
-    }))
-    export(root, "-f", str(root / "toolcatalog.yml"), "--generator", "mkdocs2")
-    run([str(mkdocs2_bin / "mkdocs"), "build", "--dir", "docs", "--output", "site"], cwd=root)
-    return root / "site"
+    def make(root: Path) -> None:
+        demo(root)
+        for each in sorted(MOUNTS):
+            write(root / "toolcatalog.yml", yaml.safe_dump({
+                "site_name": "Demo", "site_url": MOUNTS[each], "plugins": [{"toolcatalog": {"paths": ["examples"]}}],
+            }))
+            export(root, "-f", str(root / "toolcatalog.yml"), "--generator", "mkdocs2")
+            run([str(mkdocs2_bin / "mkdocs"), "build", "--dir", "docs", "--output", site_dir(each)], cwd=root)
+
+    return shared(tmp_path_factory, "gen-mkdocs2", make) / site_dir(mount)
 
 
 class _Verdicts(HTMLParser):

@@ -11,18 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from manifests import write
+from manifests import only, write
 from toolcatalog.harvest import harvest
 from toolcatalog.model import ERROR, WARNING, Catalog, Diagnostic, Tool
 from toolcatalog.options import Options
 
 BAD = ".agent/tools/bad/TOOL.md"
-
-
-def only(diagnostics: list[Diagnostic], code: str) -> Diagnostic:
-    found = [d for d in diagnostics if d.code == code]
-    assert len(found) == 1, f"expected one {code!r} diagnostic, got {[(d.code, d.message) for d in diagnostics]}"
-    return found[0]
 
 
 def tool_at(catalog: Catalog, source: str) -> Tool:

@@ -21,7 +21,8 @@ import yaml
 
 import teamcorpus
 from browsing import launched_chromium, require_chromium, serve
-from sitebuild import build, toolcatalog, write
+from once import shared
+from sitebuild import Result, build, toolcatalog, write
 
 pytestmark = pytest.mark.browser
 require_chromium()
@@ -61,16 +62,23 @@ def site_config(root: Path, theme: str, **extra: Any) -> str:
     return name
 
 
-@pytest.fixture(scope="module")
-def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """The team workspace built once per theme: {theme: (base URL, site folder, build log)}, served."""
-    root = tmp_path_factory.mktemp("team")
+def _build_team(root: Path) -> None:
     teamcorpus.place(root, demo=True, corpus=CORPUS)
     write(root / "docs" / "index.md", "# Team tools\n\nThe tools this team's agents may call.\n")
+    for theme in THEMES:
+        result = build(root, "-f", site_config(root, theme))
+        write(root / f"build-{theme}.json", json.dumps(vars(result)))
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The team workspace built once per theme (once per test run, for every worker):
+    {theme: (base URL, site folder, build log)}, served."""
+    root = shared(tmp_path_factory, "team", _build_team)
     sites: dict[str, Any] = {"root": root}
     servers = []
     for theme in THEMES:
-        result = build(root, "-f", site_config(root, theme))
+        result = Result(**json.loads((root / f"build-{theme}.json").read_text(encoding="utf-8")))
         url, server = serve(root / f"site-{theme}")
         servers.append(server)
         sites[theme] = (url, root / f"site-{theme}", result)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from manifests import write
+from manifests import only, write
 from toolcatalog.discover import discover
 from toolcatalog.formats import aip14, common, smarttool, speccify
 from toolcatalog.harvest import harvest
@@ -18,12 +18,6 @@ from toolcatalog.options import Options
 
 def codes(diagnostics: list[Diagnostic], severity: str | None = None) -> list[str]:
     return [d.code for d in diagnostics if severity is None or d.severity == severity]
-
-
-def only(diagnostics: list[Diagnostic], code: str) -> Diagnostic:
-    found = [d for d in diagnostics if d.code == code]
-    assert len(found) == 1, f"expected one {code!r}, got {[(d.code, d.message) for d in diagnostics]}"
-    return found[0]
 
 
 def line_of(text: str, needle: str, nth: int = 1) -> int:

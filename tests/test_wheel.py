@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from manifests import workspace_all_formats
+from once import shared
 from sitebuild import REPO, mkdocs_project
 
 pytestmark = pytest.mark.slow
@@ -35,10 +36,11 @@ def run(argv: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedP
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sdist, and the wheel built from that sdist (as `python -m build` does by default), once."""
-    out = tmp_path_factory.mktemp("dist")
-    run([sys.executable, "-m", "build", "--outdir", str(out), str(REPO)], cwd=out)
-    return out
+    """The sdist, and the wheel built from that sdist (as `python -m build` does by default), once per test run."""
+    def make(out: Path) -> None:
+        run([sys.executable, "-m", "build", "--outdir", str(out), str(REPO)], cwd=out)
+
+    return shared(tmp_path_factory, "dist", make)  # once per run, whichever worker asks first
 
 
 @pytest.fixture(scope="module")

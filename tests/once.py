@@ -1,0 +1,40 @@
+"""Expensive things built once per test run and shared by every pytest-xdist worker.
+
+A session fixture runs once per worker, so a site built by one is built again by the other
+(and by every module that builds its own copy). `shared(factory, name, make)` builds `name` once
+in the run's common temporary folder: the first worker to ask takes a lock and builds it, the
+others wait for it and read the result. What it builds is read-only to the tests that use it.
+
+A build that raises leaves no result behind: the next worker that asks builds it again (and
+fails in its own tests with its own traceback).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+
+def run_folder(factory: pytest.TempPathFactory) -> Path:
+    """The folder every worker of this run shares (the workers' own temp folders are inside it)."""
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def shared(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
+    """`make(folder)` once per test run; the folder it filled, for every worker."""
+    root = run_folder(factory)
+    folder = root / f"shared-{name}"
+    with open(root / f"shared-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, even if `make` raises
+        if not (folder / ".built").exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what a failed attempt left
+            folder.mkdir()
+            make(folder)
+            (folder / ".built").touch()
+    return folder
