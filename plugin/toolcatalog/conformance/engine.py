@@ -1,4 +1,4 @@
-"""Running every tool's examples and checks: plan, cache lookup, parallel run, apply.
+"""Running every tool's examples and checks: plan, reuse (results files, cache), run, settle.
 
 Each format module turns a tool into a `Job`: the parts its result depends on
 (hashed into the cache key) and a list of tasks, each starting at most a few
@@ -10,8 +10,9 @@ identically.
 
 Failure policy: a task or a `finish` that raises, or a planner that does, makes
 that one tool `error` with the internal error named (its examples and the rules
-it would have checked too); every other tool is still checked. An outcome of the wrong shape, fresh or cached, is never applied: from
-the cache it is a miss, fresh it is such an internal error. Ctrl-C cancels every
+it would have checked too; a static rule that already failed keeps it `failed`);
+every other tool is still checked. An outcome the codec refuses, fresh or reused,
+is never applied: reused it is a miss, fresh it is such an internal error. Ctrl-C cancels every
 queued task and stops the running processes instead of waiting for them.
 """
 
@@ -392,10 +393,10 @@ def _scrubbed(outcome: Outcome, scrub: Scrub) -> Outcome:
     try:
         return from_json(clean(to_json(outcome), scrub))
     except CodecError:  # scrubbing made it another shape: show what is known to be true
-        return outcome if outcome.internal_error else crash_outcome_of(outcome)
+        return outcome if outcome.internal_error else _unscrubbable(outcome)
 
 
-def crash_outcome_of(outcome: Outcome) -> Outcome:
+def _unscrubbable(outcome: Outcome) -> Outcome:
     detail = "internal error: a result could not be cleaned of this machine's paths; please report it"
     examples = tuple(ExampleResult(ExampleStatus.ERROR, detail) for _ in outcome.examples)
     return decided(Facts(examples, crashed=detail))
