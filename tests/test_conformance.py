@@ -20,6 +20,7 @@ working directory is inside tmp_path is still alive.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -834,7 +835,7 @@ def test_a_malformed_fresh_outcome_is_an_internal_error_not_a_crash(tmp_path: Pa
         job = real["speccify"](tool, ctx)
         if tool.id == "odd":
             finish = job.finish
-            job.finish = lambda results: {**finish(results), "status": "bogus"}
+            job.finish = lambda results: dataclasses.replace(finish(results), status="bogus")
         return job
 
     catalog, _ = run_check(tmp_path, planners={**real, "speccify": planner})

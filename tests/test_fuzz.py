@@ -23,7 +23,8 @@ from manifests import front_matter, write
 from toolcatalog import catalogdiff, jsonschemas, pipeline
 from toolcatalog.conformance import engine
 from toolcatalog.conformance.job import Job
-from toolcatalog.conformance.outcome import skipped_outcome
+from toolcatalog.conformance.outcome import check_result, decided, skipped_outcome
+from toolcatalog.conformance.verdict import Blocked, Facts
 from toolcatalog.formats import speccify
 from toolcatalog.statuses import Status
 from toolcatalog.options import Options
@@ -152,7 +153,8 @@ def _no_processes(planner: Callable) -> Callable:
         if job.tasks:
             outcome = skipped_outcome(tool, Status.NOT_RUN, "fuzzing: not run")
             if tool.checks:
-                outcome["checks"] = [c.as_dict() for c in tool.checks]
+                checks = tuple(check_result(c) for c in tool.checks)
+                outcome = decided(Facts(outcome.examples, checks, Blocked(Status.NOT_RUN, "fuzzing: not run")))
             return Job(job.key_parts, outcome=outcome)
         return job
 

@@ -97,6 +97,7 @@ def forge_cache_entry(root: Path, folder: Path) -> None:
 def forge_results_file(root: Path, forged: Path) -> None:
     """As forge_cache_entry, for a results file: the passing result, keyed and sealed for the
     tree with `evil` in it (the attacker runs that tree too, only to learn its key)."""
+    from toolcatalog.conformance import outcome as outcome_codec
     from toolcatalog.conformance import resultsfile
 
     passing = json.loads(forged.read_text(encoding="utf-8"))
@@ -107,8 +108,9 @@ def forge_results_file(root: Path, forged: Path) -> None:
     learned.unlink()
     result = passing["results"][0]
     result["key"] = key
-    fields = resultsfile.Result(result["key"], result["tool"], result["format"], result["source"], result["seconds"], result["outcome"])
-    result["mac"] = attacker_key().mac(resultsfile.LABEL, resultsfile.seal_payload(fields))
+    fields = resultsfile.Result(result["key"], result["tool"], result["format"], result["source"], result["seconds"],
+                                outcome_codec.from_json(result["outcome"]))
+    result["mac"] = attacker_key().mac(resultsfile.LABEL, resultsfile.seal_payload(fields, result["outcome"]))
     forged.write_text(json.dumps(passing), encoding="utf-8")
 
 
@@ -435,18 +437,21 @@ def test_shards_on_other_machines_are_trusted_only_with_the_shared_secret(tmp_pa
 # -- fuzz: nothing unsealed is ever used, nothing crashes the reader -------------------------------------------------------
 
 from toolcatalog.conformance import cache as cache_mod  # noqa: E402
+from toolcatalog.conformance import outcome as outcome_codec  # noqa: E402
 from toolcatalog.conformance import resultsfile  # noqa: E402
 from toolcatalog.sealing import Key  # noqa: E402
 
 FUZZ_KEY = Key.from_text("fuzzing-key-" + "f" * 32, "test")
-OUTCOME = {"status": "passed", "status_detail": "", "examples": [{"status": "passed", "detail": "", "runs": []}], "processes": 1}
-ORIGINALS = [resultsfile.Result(format(n, "064x"), f"t{n}", "speccify", f".agent/tools/t{n}/TOOL.md", float(n), {**OUTCOME, "processes": n})
+OUTCOME_JSON = {"status": "passed", "status_detail": "", "examples": [{"status": "passed", "detail": "", "runs": []}], "processes": 1}
+OUTCOME = outcome_codec.from_json(OUTCOME_JSON)
+ORIGINALS = [resultsfile.Result(format(n, "064x"), f"t{n}", "speccify", f".agent/tools/t{n}/TOOL.md", float(n),
+                                outcome_codec.from_json({**OUTCOME_JSON, "processes": n}))
              for n in range(3)]
 SEALED_FILE = resultsfile.dumps(ORIGINALS, FUZZ_KEY).encode("utf-8")
 
 
 def _as_tuple(r: resultsfile.Result) -> tuple[Any, ...]:
-    return (r.key, r.tool, r.format, r.source, r.seconds, json.dumps(r.outcome))
+    return (r.key, r.tool, r.format, r.source, r.seconds, json.dumps(outcome_codec.to_json(r.outcome)))
 
 
 json_values = st.recursive(

@@ -26,6 +26,7 @@ from manifests import PLATFORM, speccify_tool, workspace_all_formats
 from sitebuild import QUIET_HOSTS, mkdocs_project, toolcatalog
 from toolcatalog import sandbox, sealing
 from toolcatalog.conformance import resultsfile, shards
+from toolcatalog.conformance.outcome import from_json
 
 REPO = Path(__file__).resolve().parent.parent
 ADD = "import json, sys\nd = json.load(sys.stdin)\nprint(json.dumps({'sum': d['a'] + d['b']}))\n"
@@ -234,7 +235,8 @@ def test_results_files_merge_alike_in_any_order(tmp_path: Path) -> None:
     key = sealing.Key.from_text("merge-test-" + "k" * 32, "test")
 
     def result(digest: str, status: str, seconds: float) -> resultsfile.Result:
-        outcome = {"status": status, "status_detail": "", "examples": [], "processes": 0}
+        example = {"status": status, "detail": "", "runs": []}
+        outcome = from_json({"status": status, "status_detail": "", "examples": [example], "processes": 0})
         return resultsfile.Result(digest, "t", "speccify", "t/TOOL.md", seconds, outcome)
 
     keys = [format(n, "064x") for n in range(3)]

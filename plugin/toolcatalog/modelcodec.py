@@ -23,7 +23,7 @@ from typing import Any, Callable
 from . import model
 
 LOCAL_FIELDS = frozenset({"abs_path", "search_root"})  # this machine's paths: given back by the caller
-_OPTIONAL_FIELDS = {model.Example: frozenset({"input", "output"})}  # absent stays absent (`has_input`)
+_OPTIONAL_FIELDS: dict[type, frozenset[str]] = {model.Example: frozenset({"input", "output"})}  # absent stays absent (`has_input`)
 
 
 class CodecError(ValueError):
@@ -89,20 +89,9 @@ def _decoders(cls: type) -> dict[str, Callable[[Any], Any]]:
 def _decoder(hint: Any) -> Callable[[Any], Any]:
     """A function checking and converting one stored value of type `hint`."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if hint is Any:
-        return _json  # JSON values as parsed (the reader caps their depth)
-    if hint is type(None):
-        return _exactly(type(None))
-    if hint is bool:
-        return _exactly(bool)
-    if hint is int:
-        return _integer
-    if hint is float:
-        return _number
-    if hint is str:
-        return _exactly(str)
-    if hint is Path:
-        return _no_path
+    scalar = _scalar(hint)
+    if scalar is not None:
+        return scalar
     if isinstance(hint, type) and issubclass(hint, Enum):
         return _member(hint)
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
@@ -128,6 +117,17 @@ def _decoder(hint: Any) -> Callable[[Any], Any]:
     raise TypeError(f"no parse-cache decoder for {hint!r}")
 
 
+def _scalar(hint: Any) -> Callable[[Any], Any] | None:
+    """The decoder of a plain JSON value or scalar type, or None for anything else."""
+    if hint is Any:
+        return _json  # JSON values as parsed (the reader caps their depth)
+    for kind, decoder in ((type(None), _exactly(type(None))), (bool, _exactly(bool)), (int, _integer), (float, _number),
+                          (str, _exactly(str)), (Path, _no_path)):
+        if hint is kind:
+            return decoder
+    return None
+
+
 def _json(value: Any) -> Any:
     return value
 
@@ -150,7 +150,8 @@ def _integer(value: Any) -> int:
 def _number(value: Any) -> float:
     if type(value) not in (int, float):
         raise CodecError(f"expected a number, found {type(value).__name__}")
-    return value
+    number: float = value  # an int stays an int, as `encode` wrote it
+    return number
 
 
 def _no_path(value: Any) -> Any:

@@ -14,17 +14,20 @@ import fnmatch
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..files import hash_tree
 from ..matching import parse_json_output
 from ..model import Driver, Implementation, Run, Tool
-from ..statuses import ExampleStatus, RunStatus, Status, tally
+from ..observed import SandboxReport
+from ..statuses import RunStatus, Status
 from . import argv as argv_mod
 from . import effects, mcp_stdio
 from .job import Context, Job
+from .raw import mapping, sequence, text
 from .judge import documents_failure, error_envelope, excerpt, exit_failure, last_line, settle, settle_failure, unfinished
-from .outcome import Outcome, skipped_outcome
+from .outcome import Outcome, decided, skipped_outcome
+from .verdict import Facts, example_result
 
 RUNNABLE_KINDS = ("cli", "mcp")
 
@@ -69,10 +72,7 @@ def _driver_plan(driver: Driver, tool: Tool, ctx: Context) -> tuple[list[str] | 
         return None, "not run: the driver has no `bin`"
     bin_args = fields.get("bin_args") or []
     local = driver.abs_path.parent / binary
-    if "/" in binary and local.is_file():
-        located = str(local)
-    else:
-        located = shutil.which(binary, path=ctx.env.get("PATH"))
+    located = str(local) if "/" in binary and local.is_file() else shutil.which(binary, path=ctx.env.get("PATH"))
     if located is None:
         return None, f"not run: command not found: {binary}"
     return [located, *[str(a) for a in bin_args]], "ran"
@@ -84,9 +84,7 @@ def plan(tool: Tool, ctx: Context) -> Job:
         return Job(parts, outcome=skipped_outcome(tool, Status.NO_EXAMPLES, "the contract has no `examples`"))
     refusal = may_run(tool, ctx)
     if refusal:
-        outcome = skipped_outcome(tool, Status.NOT_RUN, refusal)
-        outcome["drivers"] = {d.id: refusal for d in tool.drivers}
-        return Job(parts, outcome=outcome)
+        return Job(parts, outcome=skipped_outcome(tool, Status.NOT_RUN, refusal, {d.id: refusal for d in tool.drivers}))
     if not tool.drivers:
         return Job(parts, outcome=skipped_outcome(tool, Status.NOT_RUN, "not run: no driver implements this tool"))
 
@@ -100,9 +98,8 @@ def plan(tool: Tool, ctx: Context) -> Job:
         if prefix is not None and entry is not None:
             runnable.append((driver, entry, prefix))
     if not runnable:
-        outcome = skipped_outcome(tool, Status.NOT_RUN, "not run: " + "; ".join(f"{k}: {v.removeprefix('not run: ')}" for k, v in sorted(drivers.items())))
-        outcome["drivers"] = drivers
-        return Job(parts, outcome=outcome)
+        reason = "not run: " + "; ".join(f"{k}: {v.removeprefix('not run: ')}" for k, v in sorted(drivers.items()))
+        return Job(parts, outcome=skipped_outcome(tool, Status.NOT_RUN, reason, drivers))
 
     outputs_ok = tool.schema_ok.get("outputs", False)  # checked once, when the manifest was parsed
     cells: list[tuple[int, Driver]] = []
@@ -113,44 +110,25 @@ def plan(tool: Tool, ctx: Context) -> Job:
             tasks.append(_task(tool, example, driver, entry, prefix, ctx, outputs_ok))
 
     def finish(results: list[Run]) -> Outcome:
-        per_example: list[list[Run]] = [[] for _ in tool.examples]
-        for (index, _driver), run in zip(cells, results):
-            per_example[index].append(run)
-        examples = []
-        for runs in per_example:
-            failed = [r for r in runs if r.status == RunStatus.FAILED]
-            if failed:
-                status, detail = ExampleStatus.FAILED, "; ".join(f"{r.driver}: {r.detail}" for r in failed)
-            elif any(r.status == RunStatus.PASSED for r in runs):
-                status, detail = ExampleStatus.PASSED, ""
-            else:
-                status, detail = ExampleStatus.SKIPPED, "; ".join(f"{r.driver}: {r.detail}" for r in runs)
-            examples.append({"status": status.value, "detail": detail, "runs": [r.to_json() for r in runs]})
-        all_runs = [run for runs in per_example for run in runs]
-        counts = [e["status"] for e in examples]
-        if ExampleStatus.FAILED in counts:
-            status = Status.FAILED
-        elif all(s == ExampleStatus.PASSED for s in counts):
-            status = Status.PASSED
-        else:
-            status = Status.NOT_RUN
-        outcome = {
-            "status": status.value,
-            "status_detail": tally(counts),
-            "examples": examples,
-            "drivers": drivers,
-            "processes": sum(run.started for run in results),
-        }
         network = any(effects.declared(tool, ctx, driver).network for driver, _, _ in runnable)
-        report = effects.report(tool, all_runs, ctx, network)
-        if report is not None:
-            outcome["sandbox"] = report
-        return outcome
+        return _finish(tool, cells, results, drivers, effects.report(tool, results, ctx, network))
 
     return Job(parts, tasks=tasks, finish=finish)
 
 
-def _task(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix: list[str], ctx: Context, outputs_ok: bool):
+def _finish(tool: Tool, cells: list[tuple[int, Driver]], results: list[Run], drivers: dict[str, str],
+            report: SandboxReport | None) -> Outcome:
+    """The facts: each example's runs, one per runnable driver (`verdict` settles both the
+    example and the tool)."""
+    per_example: list[list[Run]] = [[] for _ in tool.examples]
+    for (index, _driver), run in zip(cells, results):
+        per_example[index].append(run)
+    facts = Facts(tuple(example_result(runs) for runs in per_example))
+    return decided(facts, processes=sum(run.started for run in results), drivers=drivers, sandbox=report)
+
+
+def _task(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix: list[str], ctx: Context,
+          outputs_ok: bool) -> Callable[[], Run]:
     def task() -> Run:
         run = Run(status=RunStatus.FAILED, driver=driver.id)
         dropped = [name for name in entry.drop_inputs if isinstance(example.input, dict) and name in example.input]
@@ -177,9 +155,7 @@ def declared_reads(tool: Tool, driver: Driver, workspace: Path) -> list[Path]:
     `fs.read: [/home/runner/.ssh]` inside such a folder must still show nothing."""
     out = [tool.dir]
     ws = os.path.realpath(workspace)
-    block = driver.fields.get("sandbox") if isinstance(driver.fields.get("sandbox"), dict) else {}
-    files = block.get("fs") if isinstance(block.get("fs"), dict) else {}
-    patterns = files.get("read") if isinstance(files.get("read"), list) else []
+    patterns = sequence(mapping(mapping(driver.fields.get("sandbox")).get("fs")).get("read"))
     for pattern in (p.strip() for p in patterns if isinstance(p, str)):
         if not pattern or pattern.startswith(("$", "~")):
             continue  # $TMPDIR, ~: the scratch folder, always there
@@ -209,15 +185,15 @@ def _int(value: Any) -> int | None:
 
 def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix: list[str], ctx: Context, timeout: float, outputs: Any, run: Run,
              rules: effects.Declared) -> Run:
-    cli = entry.metadata.get("cli") if isinstance(entry.metadata.get("cli"), dict) else {}
+    cli = mapping(entry.metadata.get("cli"))
     template = cli.get("argv", [])
     try:
         args = argv_mod.expand(template, example.input)
     except argv_mod.TemplateError as exc:
         run.detail = f"argv template: {exc}"
         return run
-    output = driver.fields.get("output") if isinstance(driver.fields.get("output"), dict) else {}
-    json_flag = output.get("json_flag") if isinstance(output.get("json_flag"), str) else None
+    output = mapping(driver.fields.get("output"))
+    json_flag = text(output.get("json_flag"))
     wants_json = output.get("default_format") == "json"
     if json_flag and not wants_json:
         if json_flag not in args:
@@ -240,7 +216,7 @@ def _run_cli(tool: Tool, example: Any, driver: Driver, entry: Implementation, pr
         if documents_failure(expected):
             # An example that documents a failure: compare with the host's error envelope (AIP-29
             # dispatch), the error code taken from `output.exit_codes` for this exit code.
-            codes = output.get("exit_codes") if isinstance(output.get("exit_codes"), dict) else {}
+            codes = mapping(output.get("exit_codes"))
             code = {str(k): v for k, v in codes.items()}.get(str(result.exit_code), "error")
             return settle_failure(run, expected, error_envelope(str(code), last_line(result.stderr, ctx.scrub), result.exit_code), ctx.scrub)
         run.detail = exit_failure(result, ctx.scrub)

@@ -4,13 +4,14 @@ One file per key under the cache folder (`<2 hex>/<key>.json`): the seal line (`
 the JSON `{"key", "seconds", "outcome"}`. Anyone can compute a key, so a key alone proves nothing:
 an entry is used only when its seal verifies with this build's key, and the seal is checked
 before the JSON is even parsed. Writes are atomic (temporary file and rename); a file that cannot
-be read, is not sealed with this key, or does not parse is ignored, never fatal, and counted by
-reason (`refused`) so the build logs one line per reason.
+be read, is not sealed with this key, does not parse, or holds no outcome the codec accepts
+(`outcome.from_json`) is ignored, never fatal, and counted by reason (`refused`) so the build
+logs one line per reason.
 
 An outcome comes back exactly as it went in, key order included: pages show a tool's output in
 the order the tool printed it, so a cached result must render like the fresh one (`encode` never
 sorts; only the cache *key* is computed over sorted JSON). The engine applies fresh outcomes
-through `roundtrip`, the same encoding, so fresh and cached results cannot differ.
+through `outcome.roundtrip`, the same codec, so fresh and cached results cannot differ.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..files import ReadError, read_capped, write_atomic
 from ..jsonvalues import MAX_DEPTH, loads_limited
 from ..model import Note
 from ..sealing import UNREADABLE, Key, refused_notes
+from .outcome import CodecError, Outcome, from_json, to_json
 
 LABEL = "results-entry"  # what the seal says this file is (a parse cache entry cannot pass for one)
 
@@ -53,18 +55,9 @@ class Keyer:
         return digest.hexdigest()
 
 
-def encode(outcome: Any) -> str:
-    """An outcome as the cache stores it: plain JSON, keys in their own order."""
-    return json.dumps(outcome, ensure_ascii=False, allow_nan=False)
-
-
-def roundtrip(outcome: Any) -> Any:
-    """`outcome` exactly as the cache would give it back (unchanged when it cannot be stored,
-    since then it is never cached either)."""
-    try:
-        return json.loads(encode(outcome))
-    except (ValueError, TypeError, RecursionError):
-        return outcome
+def encode(outcome: Outcome) -> str:
+    """An outcome as the cache stores it: plain JSON (`outcome.to_json`), keys in their own order."""
+    return json.dumps(to_json(outcome), ensure_ascii=False, allow_nan=False)
 
 
 class ResultCache:
@@ -86,8 +79,9 @@ class ResultCache:
         self.misses += 1
         self.refused[reason] = self.refused.get(reason, 0) + 1
 
-    def lookup(self, cache_key: str) -> tuple[Any, float] | None:
-        """The stored outcome and the seconds its run took (0 when not recorded), or None."""
+    def lookup(self, cache_key: str) -> tuple[Outcome, float] | None:
+        """The stored outcome and the seconds its run took (0 when not recorded), or None: an
+        entry whose outcome the codec refuses (`outcome.from_json`) is a miss, never applied."""
         if self.folder is None or self.key is None:
             return None
         path = self._path(cache_key)
@@ -114,13 +108,18 @@ class ResultCache:
         if not isinstance(value, dict) or value.get("key") != cache_key:
             self.misses += 1  # sealed by us under another name: moved, never trusted
             return None
+        try:
+            outcome = from_json(value.get("outcome"))
+        except CodecError:
+            self.misses += 1  # sealed by us, but no outcome this version writes
+            return None
         self.hits += 1
         seconds = value.get("seconds", 0.0)
         if type(seconds) not in (int, float) or not 0 <= seconds < 1e9:
             seconds = 0.0
-        return value.get("outcome"), float(seconds)
+        return outcome, float(seconds)
 
-    def put(self, cache_key: str, outcome: Any, seconds: float = 0.0) -> None:
+    def put(self, cache_key: str, outcome: Outcome, seconds: float = 0.0) -> None:
         if self.folder is None or self.key is None:
             return
         try:

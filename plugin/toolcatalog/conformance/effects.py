@@ -34,6 +34,7 @@ from ..model import Driver, Run, Tool
 from ..observed import ELSEWHERE, SCRATCH, WORKSPACE, Observed, SandboxReport
 from ..statuses import RunStatus
 from .job import Context
+from .raw import mapping
 
 NO_EFFECTS_WORDING = re.compile(r"^\s*(none|no\s+(side[\s-]*)?effects?|read[\s-]*only|pure)\b", re.IGNORECASE)
 MAX_UNDECLARED = 20
@@ -67,9 +68,10 @@ def network_allowed(tool: Tool, ctx: Context) -> bool:
 
 def _egress(driver: Driver) -> list[Any] | None:
     """The driver's declared egress, from `network.egress` or (AIP-29) `sandbox.network.egress`."""
-    for holder in (driver.fields.get("network"), (driver.fields.get("sandbox") or {}).get("network") if isinstance(driver.fields.get("sandbox"), dict) else None):
-        if isinstance(holder, dict) and isinstance(holder.get("egress"), list):
-            return holder["egress"]
+    for holder in (mapping(driver.fields.get("network")), mapping(mapping(driver.fields.get("sandbox")).get("network"))):
+        egress = holder.get("egress")
+        if isinstance(egress, list):
+            return egress
     return None
 
 
@@ -105,7 +107,7 @@ def _driver_sandbox(driver: Driver, result: Declared, workspace: str) -> None:
     if not isinstance(block, dict):
         return
     here = str(driver.abs_path.parent)
-    files = block.get("fs") if isinstance(block.get("fs"), dict) else {}
+    files = mapping(block.get("fs"))
     for pattern in _texts(files.get("write")):
         resolved = _resolve(pattern, here)
         if resolved is None:
@@ -119,8 +121,7 @@ def _driver_sandbox(driver: Driver, result: Declared, workspace: str) -> None:
         resolved = _resolve(pattern, here)
         if resolved is not None:
             result.hidden.append(_fixed_part(resolved))
-    run = block.get("exec") if isinstance(block.get("exec"), dict) else {}
-    allow = run.get("allow")
+    allow = mapping(block.get("exec")).get("allow")
     if allow is False:
         result.programs = []
     elif isinstance(allow, list):
@@ -157,11 +158,26 @@ def _covered(path: str, patterns: list[str]) -> bool:
     return False
 
 
+_FILE_WORDS = {
+    "created": "wrote {}",
+    "changed": "changed {}",
+    "deleted": "deleted {}",
+    "temporary": "wrote {} (gone when the run ended)",
+    "blocked": "tried to write {} (blocked by the sandbox)",
+}
+
+
 def undeclared(rules: Declared, observed: Observed | None, workspace: str) -> list[str]:
     """Each effect `observed` shows that `rules` do not declare, naming its path or address."""
     if observed is None or not rules.judged:
         return []
-    workspace = os.path.realpath(workspace)
+    found = _undeclared_files(rules, observed, os.path.realpath(workspace))
+    found += _undeclared_connections(rules, observed)
+    found += _undeclared_programs(rules, observed)
+    return list(dict.fromkeys(found))
+
+
+def _undeclared_files(rules: Declared, observed: Observed, workspace: str) -> list[str]:
     found: list[str] = []
     for change in observed.files:
         if change.where == SCRATCH:
@@ -171,13 +187,12 @@ def undeclared(rules: Declared, observed: Observed | None, workspace: str) -> li
         if change.where == ELSEWHERE and _covered(change.path, rules.paths):
             continue
         name = f"the workspace file {change.path}" if change.where == WORKSPACE else change.path
-        found.append({
-            "created": f"wrote {name}",
-            "changed": f"changed {name}",
-            "deleted": f"deleted {name}",
-            "temporary": f"wrote {name} (gone when the run ended)",
-            "blocked": f"tried to write {name} (blocked by the sandbox)",
-        }[change.change])
+        found.append(_FILE_WORDS[change.change].format(name))
+    return found
+
+
+def _undeclared_connections(rules: Declared, observed: Observed) -> list[str]:
+    found: list[str] = []
     for connection in observed.connections:
         # A host's Unix socket (a Docker socket, an ssh-agent) is no network, and never declared by one.
         host_socket = connection.address.startswith("unix:/")
@@ -192,17 +207,19 @@ def undeclared(rules: Declared, observed: Observed | None, workspace: str) -> li
         # "Went nowhere" only where the sandbox proves it (refused, or no network to reach).
         fate = "it went nowhere" if connection.contained else "the sandbox did not stop it, so it may have arrived"
         found.append(f"connected to {connection.address} ({why}; {fate})")
-    if rules.programs is not None:
-        def allowed(program: str) -> bool:
-            return any(fnmatch.fnmatchcase(program, p) or fnmatch.fnmatchcase(os.path.basename(program), p) for p in rules.programs or [])
+    return found
 
-        for program in observed.spawned:
-            if not allowed(program):
-                found.append(f"started {program} (the driver's sandbox does not allow it)")
-        for program in observed.refused:
-            if not allowed(program):
-                found.append(f"tried to start {program} (the driver's sandbox does not allow it; refused)")
-    return list(dict.fromkeys(found))
+
+def _undeclared_programs(rules: Declared, observed: Observed) -> list[str]:
+    patterns = rules.programs
+    if patterns is None:
+        return []
+
+    def allowed(program: str) -> bool:
+        return any(fnmatch.fnmatchcase(program, p) or fnmatch.fnmatchcase(os.path.basename(program), p) for p in patterns)
+
+    found = [f"started {p} (the driver's sandbox does not allow it)" for p in observed.spawned if not allowed(p)]
+    return found + [f"tried to start {p} (the driver's sandbox does not allow it; refused)" for p in observed.refused if not allowed(p)]
 
 
 def settle(run: Run, rules: Declared, workspace: str) -> Run:
@@ -217,43 +234,40 @@ def settle(run: Run, rules: Declared, workspace: str) -> Run:
     return run
 
 
-def report(tool: Tool, runs: list[Run], ctx: Context, network: bool) -> dict[str, Any] | None:
+def report(tool: Tool, runs: list[Run], ctx: Context, network: bool) -> SandboxReport | None:
     """The tool's sandbox report (an outcome's `sandbox`) over `runs`; None when none started."""
     started = [run for run in runs if run.started]
     if not started:
         return None
     mechanisms = {run.sandbox for run in started}
     mechanism = mechanisms.pop() if len(mechanisms) == 1 else None
-    merged: Observed | None = None
-    if mechanism is not None:
-        merged = Observed(traced=all(run.observed is not None and run.observed.traced for run in started))
-        for run in started:
-            seen = run.observed or Observed()
-            merged.truncated = merged.truncated or seen.truncated
-            merged.incomplete = merged.incomplete or seen.incomplete  # one unseen run: the tool is not observed
-            for item in seen.files:
-                if item not in merged.files:
-                    merged.files.append(item)
-            for connection in seen.connections:
-                if connection not in merged.connections:
-                    merged.connections.append(connection)
-            for name in ("programs", "spawned", "refused"):
-                for program in getattr(seen, name):
-                    if program not in getattr(merged, name):
-                        getattr(merged, name).append(program)
-        merged.cap()
     reason = "" if mechanism is not None else (ctx.sandbox.reason or "some processes ran without the sandbox")
-    result = SandboxReport(
+    return SandboxReport(
         mechanism=mechanism,
         profile=ctx.sandbox.profile(network) if mechanism is not None else "",
         reason=reason,
         refused=ctx.sandbox.refused.as_dict() if ctx.sandbox.refused is not None else None,
         processes=len(started),
-        observed=merged,
+        observed=_merged(started) if mechanism is not None else None,
         undeclared=list(dict.fromkeys(u for run in started for u in run.undeclared))[:MAX_UNDECLARED * 5],
         declared_no_effects=declares_no_effects(tool),
     )
-    out = result.as_dict()
-    for key in ("sandboxed", "verified_no_effects", "caught_mutating"):
-        out.pop(key)  # computed from the rest when applied
-    return out
+
+
+def _merged(started: list[Run]) -> Observed:
+    """What every run was seen to do, each item once, capped; one unseen run leaves the whole unseen."""
+    merged = Observed(traced=all(run.observed is not None and run.observed.traced for run in started))
+    for run in started:
+        seen = run.observed or Observed()
+        merged.truncated = merged.truncated or seen.truncated
+        merged.incomplete = merged.incomplete or seen.incomplete  # one unseen run: the tool is not observed
+        for name in ("files", "connections", "programs", "spawned", "refused"):
+            _add_new(getattr(merged, name), getattr(seen, name))
+    merged.cap()
+    return merged
+
+
+def _add_new(have: list[Any], items: list[Any]) -> None:
+    for item in items:
+        if item not in have:
+            have.append(item)

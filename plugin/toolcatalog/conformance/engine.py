@@ -1,28 +1,29 @@
-"""Running every tool's examples and checks: plan, cache lookup, parallel run, apply.
+"""Running every tool's examples and checks: plan, reuse (results files, cache), run, settle.
 
 Each format module turns a tool into a `Job`: the parts its result depends on
 (hashed into the cache key) and a list of tasks, each starting at most a few
 processes. Tasks of all tools run together on one thread pool. A finished job
-yields an *outcome*, a plain JSON value that is both what the cache stores and
-the only thing applied to the model, so a cached result and a fresh one render
-and export identically.
+yields an *outcome* (`outcome.Outcome`, its status decided by `verdict.decide`),
+which goes through the same codec as what the cache stores before it is the only
+thing applied to the model, so a cached result and a fresh one render and export
+identically.
 
 Failure policy: a task or a `finish` that raises, or a planner that does, makes
 that one tool `error` with the internal error named (its examples and the rules
-it would have checked too); every other tool is still checked. An outcome of the wrong shape, fresh or cached, is never applied: from
-the cache it is a miss, fresh it is such an internal error. Ctrl-C cancels every
+it would have checked too; a static rule that already failed keeps it `failed`);
+every other tool is still checked. An outcome the codec refuses, fresh or reused,
+is never applied: reused it is a miss, fresh it is such an internal error. Ctrl-C cancels every
 queued task and stops the running processes instead of waiting for them.
 """
 
 from __future__ import annotations
 
-import copy
 import os
 import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -31,15 +32,16 @@ from .. import formatregistry, sandbox, sealing
 from .._version import __version__
 from ..files import hash_tree
 from ..model import Catalog, Note, Tool
-from ..statuses import Status
+from ..statuses import ExampleStatus, Status
 from ..options import Options
 from ..process import cancel_on, ended_by_signals
-from ..scrub import clean, scrubber
+from ..scrub import Scrub, clean, scrubber
 from . import shards
 from . import cache as cache_mod
 from .resultsfile import Result, ResultSet
 from .job import Context, Job, Planner, Task, make_context
-from .outcome import Outcome, skipped_outcome, valid_outcome
+from .verdict import ExampleResult, Facts
+from .outcome import CodecError, Outcome, decided, fits, from_json, roundtrip, skipped_outcome, to_json
 from .outcome import apply as _apply
 from .outcome import crash_outcome as _crash_outcome
 
@@ -47,6 +49,7 @@ from .outcome import crash_outcome as _crash_outcome
 PLANNERS: dict[str, Planner] = {f.id: formatregistry.resolve(f.planner) for f in formatregistry.TOOL_FORMATS if f.planner}
 REFUSERS: dict[str, Callable[[Tool, str], Outcome]] = {
     f.id: formatregistry.resolve(f.refused) for f in formatregistry.TOOL_FORMATS if f.refused}
+RESULTS_KEY_VERSION = "toolcatalog-results-v2"  # part of every results key
 
 
 @dataclass
@@ -67,10 +70,40 @@ class Stats:
     notes: list[Note] = field(default_factory=list)  # cache entries and results files not used, and why
 
 
+@dataclass
+class _Build:
+    """What one check works with: the build's context, cache, keys and the scrubbed `apply`."""
+
+    catalog: Catalog
+    options: Options
+    planners: dict[str, Planner]
+    ctx: Context
+    store: cache_mod.ResultCache
+    keyer: cache_mod.Keyer
+    scrub: Scrub
+    stats: Stats
+
+    def key_of(self, tool: Tool, job: Job) -> str:
+        return self.keyer.key([tool.format, tool.source, *job.key_parts])
+
+    def apply(self, tool: Tool, outcome: Outcome) -> None:
+        """Apply with this machine's paths scrubbed out, once, so pages and catalog show the same text."""
+        _apply(tool, _scrubbed(outcome, self.scrub))
+
+    def record(self, tool: Tool, cache_key: str, seconds: float, outcome: Outcome) -> None:
+        self.stats.results.append(Result(cache_key, tool.id, tool.format, tool.source, seconds, outcome))
+
+
+Planned = tuple[Tool, Job, str]
+
+
 def check(catalog: Catalog, options: Options, only: set[str] | None = None, planners: dict[str, Planner] | None = None,
           given: ResultSet | None = None, shard: tuple[int, int] | None = None,
           progress: Progress | None = None) -> Stats:
     """Run every runnable example and check; results land on the model. Returns what it did.
+
+    plan (each tool's job and key) -> reuse (results files, then the cache) -> run (every task on
+    one pool) -> settle (the verdict of each job, stored and applied).
 
     `planners` replaces the format planners (by format name); the default is `PLANNERS`.
     `given`: results produced elsewhere, used wherever their key matches (before the cache).
@@ -78,16 +111,35 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
     other tools are left as they are. `progress(done, total, tool_id)` is told how many runs
     are done, before each wait (for a terminal's progress line; see `_tell`).
     """
-    planners = PLANNERS if planners is None else planners
     started = time.monotonic()
+    build = _start(catalog, options, PLANNERS if planners is None else planners)
+    planned = _plan(build, [t for t in catalog.tools if only is None or t.id in only])
+    if shard is not None:
+        planned = _my_shard(build.stats, planned, given or ResultSet(), shard)
+    pending = _reuse(build, planned, given)
+    results, seconds = _run(pending, options, progress)
+    for index, (tool, job, cache_key) in enumerate(pending):
+        _settle(build, tool, job, cache_key, results[index], seconds[index])
+    build.stats.notes += [Note(text) for text in sandbox.flush()]  # every run's throwaway folder is gone before the build goes on
+    build.stats.seconds = time.monotonic() - started
+    return build.stats
+
+
+def _start(catalog: Catalog, options: Options, planners: dict[str, Planner]) -> _Build:
     ctx = make_context(options, catalog.root)
     if _widened(ctx.sandbox):  # only a widened view shows them (a driver's `fs.read` of the workspace root aside: see notes)
         ctx.unseen = _build_folders(catalog, options)
     stats = Stats(sandbox=_sandbox_line(ctx), sandbox_weaker=ctx.sandbox.refused is not None or
                   (ctx.sandbox.withheld and ctx.sandbox.mode == "bubblewrap"))
     store = _result_cache(catalog.root, options, stats)
-    common = [
-        "toolcatalog-results-v2",
+    keyer = cache_mod.Keyer(_common_key(catalog, options, ctx))
+    return _Build(catalog, options, planners, ctx, store, keyer, scrubber(catalog.root, [catalog.root / p for p in options.paths]), stats)
+
+
+def _common_key(catalog: Catalog, options: Options, ctx: Context) -> list[Any]:
+    """What every result of this build depends on besides its tool."""
+    return [
+        RESULTS_KEY_VERSION,
         __version__,
         _code_digest(),
         # Results hold this checkout's absolute paths (in details, stderr, outputs); the catalog
@@ -107,95 +159,97 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
         _widened_view_digest(ctx, catalog.root, ctx.unseen),
     ]
 
-    keyer = cache_mod.Keyer(common)
 
-    def key_of(tool: Tool, job: Job) -> str:
-        return keyer.key([tool.format, tool.source, *job.key_parts])
-
-    # This machine's paths leave a result here, once, so pages and catalog show the same text.
-    scrub = scrubber(catalog.root, [catalog.root / p for p in options.paths])
-
-    def apply(tool: Tool, outcome: Outcome) -> None:
-        _apply(tool, clean(outcome, scrub))
-
-    planned: list[tuple[Tool, Job, str]] = []
-    for tool in catalog.tools:
-        if only is not None and tool.id not in only:
-            continue
-        stats.tools += 1
+def _plan(build: _Build, tools: list[Tool]) -> list[Planned]:
+    """Each tool's job and cache key; a tool decided without running anything is applied here."""
+    planned: list[Planned] = []
+    for tool in tools:
+        build.stats.tools += 1
         try:
-            job = planners[tool.format](tool, ctx)
-            cache_key = key_of(tool, job)
+            job = _planner(build.planners, tool)(tool, build.ctx)
+            cache_key = build.key_of(tool, job)
         except Exception as exc:  # a bug in a planner fails this tool, not the build
-            apply(tool, crash_outcome(tool, exc, "while planning its checks"))
+            build.apply(tool, crash_outcome(tool, exc, "while planning its checks"))
             continue
         if job.outcome is not None and not job.tasks:
-            outcome = job.outcome if valid_outcome(tool, job.outcome) else crash_outcome(tool, None, "the planner's result is malformed")
-            apply(tool, outcome)
-            continue
-        if ctx.sandbox.withheld:
-            apply(tool, _refused(tool, _withheld_reason(ctx.sandbox)))
-            continue
-        planned.append((tool, job, cache_key))
-    if shard is not None:
-        mine = _shard(planned, given or ResultSet(), shard)
-        kept = {id(tool) for tool, _, _ in mine}
-        stats.elsewhere = [tool for tool, _, _ in planned if id(tool) not in kept]
-        stats.tools -= len(stats.elsewhere)
-        planned = mine
+            build.apply(tool, _checked(tool, job.outcome, "the planner's result is malformed"))
+        elif build.ctx.sandbox.withheld:
+            build.apply(tool, _refused(tool, _withheld_reason(build.ctx.sandbox)))
+        else:
+            planned.append((tool, job, cache_key))
+    return planned
 
-    pending: list[tuple[Tool, Job, str]] = []
+
+def _planner(planners: dict[str, Planner], tool: Tool) -> Planner:
+    return planners[tool.format]  # registry: the format's planner
+
+
+def _my_shard(stats: Stats, planned: list[Planned], given: ResultSet, shard: tuple[int, int]) -> list[Planned]:
+    mine = _shard(planned, given, shard)
+    kept = {id(tool) for tool, _, _ in mine}
+    stats.elsewhere = [tool for tool, _, _ in planned if id(tool) not in kept]
+    stats.tools -= len(stats.elsewhere)
+    return mine
+
+
+def _reuse(build: _Build, planned: list[Planned], given: ResultSet | None) -> list[Planned]:
+    """Apply what results files (first) and the cache hold for a tool's key; the rest must run."""
+    pending: list[Planned] = []
     for tool, job, cache_key in planned:
         result = given.get(cache_key) if given is not None else None
         if result is not None and _applicable(tool, result.outcome):
-            stats.given += 1
-            apply(tool, result.outcome)
-            stats.results.append(_result(tool, cache_key, result.seconds, result.outcome))
-            store.put(cache_key, result.outcome, result.seconds)  # the next build here has it too
+            build.stats.given += 1
+            build.apply(tool, result.outcome)
+            build.record(tool, cache_key, result.seconds, result.outcome)
+            build.store.put(cache_key, result.outcome, result.seconds)  # the next build here has it too
             continue
-        found = store.lookup(cache_key)
+        found = build.store.lookup(cache_key)
         if found is not None and _applicable(tool, found[0]):
-            stats.cached += 1
-            apply(tool, found[0])
-            stats.results.append(_result(tool, cache_key, found[1], found[0]))
+            build.stats.cached += 1
+            build.apply(tool, found[0])
+            build.record(tool, cache_key, found[1], found[0])
             continue
         pending.append((tool, job, cache_key))
-    stats.notes.extend(store.notes())  # every lookup is done: entries not used, and why
+    build.stats.notes.extend(build.store.notes())  # every lookup is done: entries not used, and why
+    return pending
 
+
+def _run(pending: list[Planned], options: Options, progress: "Progress | None" = None) -> tuple[dict[int, list[Any]], dict[int, float]]:
+    """Every task of every pending job on one pool: each job's task results, in order, and seconds."""
     tasks = [(index, task) for index, (_, job, _) in enumerate(pending) for task in job.tasks]
     results: dict[int, list[Any]] = {index: [] for index in range(len(pending))}
     seconds: dict[int, float] = {index: 0.0 for index in range(len(pending))}
-    if tasks:
-        workers = max(1, min(options.jobs or os.cpu_count() or 1, len(tasks)))
-        stop = threading.Event()
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="toolcatalog")
-        try:
-            with ended_by_signals():  # SIGTERM and SIGHUP end the build the way Ctrl-C does
-                futures = [(index, pool.submit(_guarded, task, stop)) for index, task in tasks]
-                for done, (index, future) in enumerate(futures):
-                    _tell(progress, done, len(futures), pending[index][0])
-                    value, took = future.result()
-                    results[index].append(value)
-                    seconds[index] += took
-        except BaseException:
-            # Ctrl-C, SIGTERM (or anything else): drop what is queued, stop what runs, and do not wait for it.
-            stop.set()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown(wait=True)
-    for index, (tool, job, cache_key) in enumerate(pending):
-        outcome = _finish(tool, job, results[index])
-        if not outcome.get("internal_error"):
-            outcome = cache_mod.roundtrip(outcome)  # applied as the cache will give it back next time
-        stats.processes += int(outcome.get("processes", 0))
-        if not outcome.get("internal_error"):
-            store.put(cache_key, outcome, seconds[index])
-            stats.results.append(_result(tool, cache_key, seconds[index], outcome))
-            _store_after_run(tool, job, cache_key, outcome, planners, ctx, key_of, store)
-        apply(tool, outcome)
-    stats.notes += [Note(text) for text in sandbox.flush()]  # every run's throwaway folder is gone before the build goes on
-    stats.seconds = time.monotonic() - started
-    return stats
+    if not tasks:
+        return results, seconds
+    workers = max(1, min(options.jobs or os.cpu_count() or 1, len(tasks)))
+    stop = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="toolcatalog")
+    try:
+        with ended_by_signals():  # SIGTERM and SIGHUP end the build the way Ctrl-C does
+            futures = [(index, pool.submit(_guarded, task, stop)) for index, task in tasks]
+            for done, (index, future) in enumerate(futures):
+                _tell(progress, done, len(futures), pending[index][0])
+                value, took = future.result()
+                results[index].append(value)
+                seconds[index] += took
+    except BaseException:
+        # Ctrl-C, SIGTERM (or anything else): drop what is queued, stop what runs, and do not wait for it.
+        stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return results, seconds
+
+
+def _settle(build: _Build, tool: Tool, job: Job, cache_key: str, results: list[Any], seconds: float) -> None:
+    """The job's outcome from its results: stored (unless an internal error) and applied."""
+    outcome = _finish(tool, job, results)
+    build.stats.processes += outcome.processes
+    if not outcome.internal_error:
+        build.store.put(cache_key, outcome, seconds)
+        build.record(tool, cache_key, seconds, outcome)
+        _store_after_run(tool, job, cache_key, outcome, build)
+    build.apply(tool, outcome)
 
 
 Progress = Callable[[int, int, str], None]  # (runs done, runs in all, the id of the tool waited on)
@@ -309,15 +363,11 @@ def _guarded(task: Task, stop: threading.Event) -> tuple[Any, float]:
     return value, time.monotonic() - started
 
 
-def _result(tool: Tool, cache_key: str, seconds: float, outcome: Outcome) -> Result:
-    return Result(cache_key, tool.id, tool.format, tool.source, seconds, outcome)
-
-
-def _shard(planned: list[tuple[Tool, Job, str]], given: ResultSet, shard: tuple[int, int]) -> list[tuple[Tool, Job, str]]:
+def _shard(planned: list[Planned], given: ResultSet, shard: tuple[int, int]) -> list[Planned]:
     """The planned tools of shard K of N. Every job computes the same split from the same tools
     and results files (see `shards`)."""
     recorded = {id(tool): given.seconds_of(tool.format, tool.source) for tool, _, _ in planned}
-    timed = [(recorded[id(tool)], len(job.tasks)) for tool, job, _ in planned if recorded[id(tool)] is not None]
+    timed = [(seconds, len(job.tasks)) for tool, job, _ in planned if (seconds := recorded[id(tool)]) is not None]
     per_task = sum(s for s, _ in timed) / max(1, sum(n for _, n in timed)) if timed else 1.0
     work = [
         shards.Work((tool.format, tool.source, tool.id),
@@ -329,7 +379,8 @@ def _shard(planned: list[tuple[Tool, Job, str]], given: ResultSet, shard: tuple[
 
 
 def _finish(tool: Tool, job: Job, results: list[Any]) -> Outcome:
-    """The job's outcome from its task results; an internal-error outcome when anything went wrong."""
+    """The job's outcome from its task results, as the cache will give it back next time; an
+    internal-error outcome when anything went wrong."""
     crashed = next((r for r in results if isinstance(r, _Crash)), None)
     if crashed is not None:
         return crash_outcome(tool, crashed.exc, "while running its checks")
@@ -339,27 +390,52 @@ def _finish(tool: Tool, job: Job, results: list[Any]) -> Outcome:
         outcome = job.finish(results)
     except Exception as exc:
         return crash_outcome(tool, exc, "while judging its results")
-    if not valid_outcome(tool, outcome):
-        return crash_outcome(tool, None, "the runner produced a malformed result")
-    return outcome
+    return _checked(tool, outcome, "the runner produced a malformed result")
 
 
-def _store_after_run(tool: Tool, job: Job, cache_key: str, outcome: Outcome, planners: dict[str, Planner],
-                     ctx: Context, key_of: Callable[[Tool, Job], str], store: cache_mod.ResultCache) -> None:
+def _checked(tool: Tool, outcome: Any, malformed: str) -> Outcome:
+    """`outcome` through the codec (what a later build reads back), or an internal error when it
+    is no outcome of `tool` at all."""
+    if not isinstance(outcome, Outcome):
+        return crash_outcome(tool, None, malformed)
+    if outcome.internal_error:
+        return outcome  # never stored: applied as it is
+    try:
+        stored = roundtrip(outcome)
+    except CodecError:
+        return crash_outcome(tool, None, malformed)
+    return stored if fits(tool, stored) else crash_outcome(tool, None, malformed)
+
+
+def _scrubbed(outcome: Outcome, scrub: Scrub) -> Outcome:
+    """`outcome` with this machine's paths rewritten in every text it holds."""
+    try:
+        return from_json(clean(to_json(outcome), scrub))
+    except CodecError:  # scrubbing made it another shape: show what is known to be true
+        return outcome if outcome.internal_error else _unscrubbable(outcome)
+
+
+def _unscrubbable(outcome: Outcome) -> Outcome:
+    detail = "internal error: a result could not be cleaned of this machine's paths; please report it"
+    examples = tuple(ExampleResult(ExampleStatus.ERROR, detail) for _ in outcome.examples)
+    return decided(Facts(examples, crashed=detail))
+
+
+def _store_after_run(tool: Tool, job: Job, cache_key: str, outcome: Outcome, build: _Build) -> None:
     """Also store the outcome under the key the tool has *after* its run.
 
     A tool that writes into its own folder changes the tree its key hashes. Without this, the
     next build (and `mkdocs serve`, whose watcher sees that very write) misses the cache, runs
     the tool again, which writes again: a rebuild loop. Planning again is cheap (hashing only).
     """
-    if store.folder is None:
+    if build.store.folder is None:
         return
     try:
-        after = key_of(tool, planners[tool.format](tool, ctx))
+        after = build.key_of(tool, _planner(build.planners, tool)(tool, build.ctx))
     except Exception:
         return
     if after != cache_key:
-        store.put(after, outcome)
+        build.store.put(after, outcome)
 
 
 @lru_cache(maxsize=1)
@@ -390,21 +466,7 @@ def _code_digest() -> str:
     return cache_mod.key([(f.name, f.read_bytes().hex()) for f in files if f.is_file()])
 
 
-def _applicable(tool: Tool, outcome: Any) -> bool:
-    """Whether `apply` accepts a cached outcome: a damaged or planted entry is a miss, never fatal.
-
-    The shape is checked strictly first (`valid_outcome`); then `apply` is tried on a throwaway
-    copy, so a half-applied bad entry never reaches the model.
-    """
-    if not valid_outcome(tool, outcome) or outcome.get("internal_error"):
-        return False
-    probe = replace(
-        tool,
-        examples=[copy.copy(e) for e in tool.examples],
-        drivers=[replace(d, run_status={}) for d in tool.drivers],
-    )
-    try:
-        _apply(probe, outcome)
-    except Exception:  # any shape error (AttributeError, TypeError, ...) valid_outcome missed
-        return False
-    return True
+def _applicable(tool: Tool, outcome: Outcome) -> bool:
+    """Whether a reused outcome (the codec has checked its shape) is one of `tool`'s: one result
+    per example, and no internal error (never stored, so a stored one is planted)."""
+    return fits(tool, outcome) and not outcome.internal_error

@@ -2,9 +2,10 @@
 
 A planner turns one tool into a Job: the parts its result depends on (hashed
 into the cache key) and the tasks to run, each starting at most a few
-processes, plus `finish`, which turns the tasks' results into the tool's
-outcome. A Job may instead carry an outcome decided without running anything
-(the tool is not applicable here, has no examples, ...).
+processes, plus `finish`, which turns the tasks' results into the facts the
+verdict is decided from (`outcome.decided`). A Job may instead carry an outcome
+decided without running anything (the tool is not applicable here, has no
+examples, ...: `verdict.Blocked`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Judging a finished process against a contract: the one place these rules are written.
+"""Judging a finished process against a contract: the one place a *run's* rules are written (an
+example's and a tool's status are decided from the runs in `verdict`).
 
 - `unfinished`: why a process gives no result to judge (could not start, timed out,
   an output cap was hit, cancelled), or None when it finished.

@@ -33,6 +33,8 @@ from ..statuses import RunStatus
 from .effects import Declared
 from .job import Context
 from .judge import documents_failure, excerpt, last_line, settle, settle_failure
+from .raw import mapping
+from .raw import text as text_field
 
 
 STDERR_TAIL = 64 * 1024
@@ -79,12 +81,12 @@ def command(driver: Driver, ctx: Context) -> tuple[list[str] | None, str]:
 
 
 def tool_name(driver: Driver, entry: Implementation, tool: Tool) -> str | None:
-    meta = entry.metadata.get("mcp") if isinstance(entry.metadata.get("mcp"), dict) else {}
-    if isinstance(meta.get("tool_name"), str):
-        return meta["tool_name"]
-    mapping = driver.fields.get("mcp_tools")
-    if isinstance(mapping, dict):
-        for name, tool_id in mapping.items():
+    named = text_field(mapping(entry.metadata.get("mcp")).get("tool_name"))
+    if named is not None:
+        return named
+    tools = driver.fields.get("mcp_tools")
+    if isinstance(tools, dict):
+        for name, tool_id in tools.items():
             if tool_id == tool.id:
                 return str(name)
     return None
@@ -101,10 +103,20 @@ def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix
         # MCP arguments are an object; sending `{}` instead would test something else.
         run.status, run.detail = RunStatus.SKIPPED, "not run: MCP tool arguments must be an object, and this input is not"
         return run
-    meta = entry.metadata.get("mcp") if isinstance(entry.metadata.get("mcp"), dict) else {}
-    mapping = meta.get("argument_mapping") if isinstance(meta.get("argument_mapping"), dict) else {}
-    arguments = {str(mapping.get(k, k)): v for k, v in example.input.items()}
+    renamed = mapping(mapping(entry.metadata.get("mcp")).get("argument_mapping"))
+    arguments = {str(renamed.get(k, k)): v for k, v in example.input.items()}
     started = time.monotonic()
+    result = _session(driver, prefix, ctx, timeout, rules, run, name, arguments)
+    run.started = True
+    run.duration_ms = int((time.monotonic() - started) * 1000)
+    if result is None:
+        return run
+    return _judged(result, example, outputs, ctx, run)
+
+
+def _session(driver: Driver, prefix: list[str], ctx: Context, timeout: float, rules: Declared, run: Run, name: str,
+             arguments: dict[str, Any]) -> tuple[bool, Any, str] | None:
+    """One MCP session calling the tool once: its result, or None with why in `run.detail`."""
     result = None
     here = driver.abs_path.parent
     errlog = _StderrTail(STDERR_TAIL)
@@ -126,10 +138,11 @@ def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix
             run.detail += f" (server stderr: {last_line(stderr, ctx.scrub)})"
         if launch is not None:
             run.sandbox, run.observed = launch.mechanism, launch.observe()
-    run.started = True
-    run.duration_ms = int((time.monotonic() - started) * 1000)
-    if result is None:
-        return run
+    return result
+
+
+def _judged(result: tuple[bool, Any, str], example: Any, outputs: Any, ctx: Context, run: Run) -> Run:
+    """The run judged from the tool's result: its value against the example and the contract."""
     is_error, value, text = result
     if too_deep(value):  # the same limit as every other value read from a tool
         run.detail = f"the MCP result nests more than {MAX_DEPTH} levels deep, which is not accepted"
@@ -147,9 +160,11 @@ def call(tool: Tool, example: Any, driver: Driver, entry: Implementation, prefix
 
 def _leaf(exc: BaseException) -> BaseException:
     """The first innermost exception of an exception group (the error itself otherwise)."""
-    while isinstance(getattr(exc, "exceptions", None), (list, tuple)) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
+    while True:
+        inner = getattr(exc, "exceptions", None)
+        if not isinstance(inner, (list, tuple)) or not inner:
+            return exc
+        exc = inner[0]
 
 
 class _Cancelled(Exception):

@@ -3,8 +3,9 @@
 `toolcatalog check --results-out FILE` writes one; the `results` option and `--results` read any
 number of them (files, folders of `*.json`, globs). A result is a tool's outcome under the cache
 key it was produced for, so it is used exactly like a cached result: only while the key still
-matches the tool's content and this machine, and only when its outcome has the shape a runner
-gives (`engine._applicable`); anything else is ignored and the tool runs here as usual.
+matches the tool's content and this machine, and only when its outcome is one the codec reads
+(`outcome.from_json`, after the seal is verified) and fits the tool (`engine._applicable`);
+anything else is ignored and the tool runs here as usual.
 
 A key alone proves nothing (anyone can compute one), and a results file may sit inside the
 repository being catalogued (`results: [results]`), where a commit can put one. So every result
@@ -25,7 +26,7 @@ import glob
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -35,7 +36,12 @@ from ..files import ReadError, read_capped, write_atomic
 from ..jsonvalues import loads_limited
 from ..model import Note
 from ..sealing import FORGED, OTHER_KEY, REASONS, Key
+from ..statuses import Status
 from .cache import OUTCOME_DEPTH, encode
+from .outcome import CodecError, Outcome, from_json, to_json
+
+# What a result whose outcome cannot be read stands on (only its time is used: never applied).
+_PLACEHOLDER = Outcome(Status.NOT_RUN, "", ())
 
 FORMAT = "toolcatalog-results"
 VERSION = 2
@@ -52,7 +58,7 @@ class Result:
     format: str
     source: str
     seconds: float
-    outcome: dict[str, Any]
+    outcome: Outcome
 
 
 @dataclass
@@ -82,7 +88,7 @@ class ResultSet:
 
 
 def _rank(result: Result) -> tuple[str, float]:
-    return hashlib.sha256(json.dumps(result.outcome, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest(), result.seconds
+    return hashlib.sha256(json.dumps(to_json(result.outcome), sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest(), result.seconds
 
 
 def find(workspace: Path, patterns: Iterable[str]) -> tuple[list[Path], list[Note]]:
@@ -119,10 +125,15 @@ def load(workspace: Path, patterns: Iterable[str], key: Key | None) -> ResultSet
     return results
 
 
-def seal_payload(result: Result) -> bytes:
-    """What a result's seal covers, the same bytes whoever wrote or reformatted the file."""
-    return json.dumps([result.key, result.tool, result.format, result.source, float(result.seconds), result.outcome],
-                      ensure_ascii=True, allow_nan=False).encode("ascii")
+def seal_payload(result: Result, outcome: Any = None) -> bytes:
+    """What a result's seal covers, the same bytes whoever wrote or reformatted the file: its
+    fields and its outcome as JSON (`outcome`: as read, before the codec; default: `to_json`)."""
+    value = to_json(result.outcome) if outcome is None else outcome
+    return _payload((result.key, result.tool, result.format, result.source, float(result.seconds)), value)
+
+
+def _payload(fields: tuple[Any, ...], outcome: Any) -> bytes:
+    return json.dumps([*fields, outcome], ensure_ascii=True, allow_nan=False).encode("ascii")
 
 
 def read_into(path: Path, results: ResultSet, key: Key | None) -> str | Note | None:
@@ -142,16 +153,24 @@ def read_into(path: Path, results: ResultSet, key: Key | None) -> str | Note | N
         where = jsonschemas.json_path(errors[0].absolute_path)
         return f"not a results file ({where}: fails the results schema's `{errors[0].validator}`)"
     other_key = key is None or document["key_id"] != key.id
-    unsealed = 0
+    unsealed = malformed = 0
     for item in document["results"]:
         try:
-            result = Result(item["key"], item["tool"], item["format"], item["source"], float(item["seconds"]), item["outcome"])
-            sealed = not other_key and key is not None and key.verifies(LABEL, seal_payload(result), item["mac"])
+            stub = Result(item["key"], item["tool"], item["format"], item["source"], float(item["seconds"]), _PLACEHOLDER)
+            sealed = not other_key and key is not None and key.verifies(LABEL, seal_payload(stub, item["outcome"]), item["mac"])
         except (ValueError, TypeError, OverflowError, RecursionError):  # seconds beyond a float: not one we wrote
             unsealed += 1
             continue
-        unsealed += not sealed
-        results.add(result, sealed)
+        outcome = _decoded(item["outcome"]) if sealed else None  # a forged outcome is never even decoded
+        if outcome is None:
+            unsealed += not sealed
+            malformed += sealed  # sealed with this key, yet no outcome this version reads: never used
+            results.add(stub, sealed=False)  # its recorded time still balances the shards
+            continue
+        results.add(replace(stub, outcome=outcome), sealed=True)
+    if malformed and not unsealed:
+        return Note(f"results file {path}: {malformed} of {len(document['results'])} results hold no outcome this version reads; "
+                    "not used, checked again here", warning=False)
     if not unsealed:
         return None
     reason = OTHER_KEY if other_key else FORGED
@@ -161,30 +180,31 @@ def read_into(path: Path, results: ResultSet, key: Key | None) -> str | Note | N
                 "not used, checked again here", warning=reason != OTHER_KEY)
 
 
+def _decoded(value: Any) -> Outcome | None:
+    try:
+        return from_json(value)
+    except CodecError:
+        return None
+
+
 def dumps(results: Iterable[Result], key: Key, shard: tuple[int, int] | None = None) -> str:
     """A results file sealed with `key`, results in a stable order (by tool, then key)."""
     items = sorted(results, key=lambda r: (r.format, r.source, r.tool, r.key))
-    document = {
+    head = {
         "format": FORMAT,
         "version": VERSION,
         "generator": {"name": "mkdocs-toolcatalog", "version": __version__},
         "key_id": key.id,
         "shard": {"index": shard[0], "count": shard[1]} if shard else None,
-        "results": [
-            {"key": r.key, "tool": r.tool, "format": r.format, "source": r.source, "seconds": round(r.seconds, 3),
-             "mac": key.mac(LABEL, seal_payload(Result(r.key, r.tool, r.format, r.source, round(r.seconds, 3), r.outcome))),
-             "outcome": r.outcome}
-            for r in items
-        ],
     }
-    # Outcomes keep their own key order, as the cache keeps them (see cache.encode).
-    head = json.dumps({k: v for k, v in document.items() if k != "results"}, ensure_ascii=False, sort_keys=True)
-    lines = [
-        json.dumps({k: v for k, v in item.items() if k != "outcome"}, ensure_ascii=False, sort_keys=True)[:-1]
-        + ', "outcome": ' + encode(item["outcome"]) + "}"
-        for item in document["results"]
-    ]
-    return head[:-1] + ', "results": [\n' + ",\n".join(lines) + "\n]}\n"
+    lines = []
+    for r in items:
+        rounded = Result(r.key, r.tool, r.format, r.source, round(r.seconds, 3), r.outcome)
+        fields = {"key": r.key, "tool": r.tool, "format": r.format, "source": r.source, "seconds": rounded.seconds,
+                  "mac": key.mac(LABEL, seal_payload(rounded))}
+        # Outcomes keep their own key order, as the cache keeps them (see cache.encode).
+        lines.append(json.dumps(fields, ensure_ascii=False, sort_keys=True)[:-1] + ', "outcome": ' + encode(r.outcome) + "}")
+    return json.dumps(head, ensure_ascii=False, sort_keys=True)[:-1] + ', "results": [\n' + ",\n".join(lines) + "\n]}\n"
 
 
 def write(path: Path, results: Iterable[Result], key: Key, shard: tuple[int, int] | None = None) -> None:

@@ -30,17 +30,18 @@ from typing import Any
 
 from ..files import hash_tree
 from ..formatregistry import SMART_TOOL
-
-NO_DESCRIPTOR = SMART_TOOL.texts["no-descriptor"]
-RUNTIME_RULES = SMART_TOOL.runtime_rules
-STATIC_RULE_IDS = SMART_TOOL.static_rule_ids
-from ..model import Run, Tool
+from ..model import Capability, Run, Tool
 from ..statuses import CheckStatus, RunStatus, Status
 from ..process import ProcessResult
 from . import effects
 from .job import Context, Job
 from .judge import excerpt, last_line, unfinished
-from .outcome import Outcome
+from .outcome import Discovery, Outcome, check_result, decided
+from .verdict import Blocked, CheckResult, Facts
+
+NO_DESCRIPTOR = SMART_TOOL.texts["no-descriptor"]
+RUNTIME_RULES = SMART_TOOL.runtime_rules
+STATIC_RULE_IDS = SMART_TOOL.static_rule_ids
 
 CAPABILITY_LINE = re.compile(r"^- `(?P<name>[^`]+)` \[(?P<kind>deterministic|model-backed)\] -- (?P<summary>.+)$", re.MULTILINE)
 DISCLOSES = ("model-backed", "model backed", "modelbacked")  # the kit's words, in lower-cased --help output
@@ -48,40 +49,31 @@ UNKNOWN_CAPABILITY = "__toolcatalog_no_such_capability__"
 TRACEBACK = "Traceback (most recent call last)"
 MAX_CAPABILITY_HELP = 50  # `<capability> --help` calls per tool; each one starts a process
 _SPECS = dict(RUNTIME_RULES)
-PASSED, FAILED, SKIPPED = CheckStatus.PASSED.value, CheckStatus.FAILED.value, CheckStatus.SKIPPED.value
+PASSED, FAILED, SKIPPED = CheckStatus.PASSED, CheckStatus.FAILED, CheckStatus.SKIPPED
 
 
-def _check(rule: str, status: str, detail: str = "", stderr: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {"id": rule, "status": status, "detail": detail, "spec": _SPECS[rule]}
-    if status == FAILED and stderr.strip():
-        out["stderr"] = stderr
-    return out
+def _check(rule: str, status: CheckStatus, detail: str = "", stderr: str = "") -> CheckResult:
+    return CheckResult(rule, status, detail, _SPECS[rule], stderr if status == FAILED and stderr.strip() else "")
 
 
-def _skipped(reason: str) -> list[dict[str, Any]]:
-    return [_check(rule, SKIPPED, reason) for rule, _spec in RUNTIME_RULES]
+def _skipped(reason: str) -> tuple[CheckResult, ...]:
+    return tuple(_check(rule, SKIPPED, reason) for rule, _spec in RUNTIME_RULES)
 
 
-def _verdict(checks: list[dict[str, Any]], otherwise: Status = Status.PASSED) -> tuple[str, str]:
-    """The tool's status and detail from its checks: `failed` when any failed."""
-    statuses = [c["status"] for c in checks]
-    failed = [c["id"] for c in checks if c["status"] == FAILED]
-    counts = f"rules: {statuses.count(PASSED)} passed, {len(failed)} failed, {statuses.count(SKIPPED)} skipped"
-    if failed:
-        return Status.FAILED.value, f"{counts} ({', '.join(failed)})"
-    return otherwise.value, counts
+def _statics(tool: Tool) -> tuple[CheckResult, ...]:
+    return tuple(check_result(c) for c in tool.checks if c.id in STATIC_RULE_IDS)
 
 
-def _statics(tool: Tool) -> list[dict[str, Any]]:
-    return [{**c.as_dict(), **({"stderr": c.stderr} if c.stderr else {})} for c in tool.checks if c.id in STATIC_RULE_IDS]
+def _blocked(tool: Tool, status: Status, reason: str, why: str | None = None) -> Outcome:
+    """Nothing runs: the static rules as decided, the runtime rules skipped with `why` (default:
+    `reason`); the verdict is `status` with `reason` unless a static rule failed."""
+    return decided(Facts(checks=_statics(tool) + _skipped(why if why is not None else reason), blocked=Blocked(status, reason)))
 
 
 def refused(tool: Tool, reason: str) -> Outcome:
     """Nothing may run (`sandbox: required` without a sandbox): the static rules as decided, the
     runtime rules skipped with `reason`."""
-    checks = _statics(tool) + _skipped(reason)
-    status, _detail = _verdict(checks, Status.NOT_RUN)
-    return {"status": status, "status_detail": reason, "examples": [], "checks": checks, "processes": 0}
+    return _blocked(tool, Status.NOT_RUN, reason)
 
 
 def _argv(tool: Tool) -> list[str] | None:
@@ -112,39 +104,35 @@ def plan(tool: Tool, ctx: Context) -> Job:
     root = Path(tool.descriptor_source and (ctx.workspace / tool.descriptor_source).parent or tool.dir)
     parts: list[Any] = [hash_tree(root), tool.descriptor]
 
-    def decided(checks: list[dict[str, Any]], status: str, detail: str) -> Job:
-        return Job(parts, outcome={"status": status, "status_detail": detail, "examples": [], "checks": checks, "processes": 0})
-
     if tool.platforms and ctx.platform not in tool.platforms:
         reason = f"platforms {', '.join(tool.platforms)} exclude {ctx.platform}"
-        return decided(statics + _skipped(f"not run: {reason}"), Status.NOT_APPLICABLE.value, reason)
+        return Job(parts, outcome=_blocked(tool, Status.NOT_APPLICABLE, reason, f"not run: {reason}"))
     if tool.descriptor is None and tool.upstream is not None:
         reason = f"not run: a catalog copy; the tool runs from its distribution, {tool.upstream['repository']}"
-        checks = statics + _skipped(reason)
-        status, detail = _verdict(checks, Status.NOT_RUN)
-        return decided(checks, status, reason if status == Status.NOT_RUN.value else detail)
+        return Job(parts, outcome=_blocked(tool, Status.NOT_RUN, reason))
     if tool.descriptor is None:
-        checks = statics + _skipped(NO_DESCRIPTOR)
-        return decided(checks, *_verdict(checks))
+        return Job(parts, outcome=_blocked(tool, Status.NOT_RUN, f"not run: {NO_DESCRIPTOR}", NO_DESCRIPTOR))
     if argv is None:
-        checks = statics + _skipped("smart-tool.json has no usable `cli_argv`")
-        return decided(checks, *_verdict(checks))
+        why = "smart-tool.json has no usable `cli_argv`"
+        return Job(parts, outcome=_blocked(tool, Status.NOT_RUN, f"not run: {why}", why))
     located, why = locate(argv[0], root, ctx.tool_env.get("PATH"))
     parts.append(located or why)  # which program `cli_argv` starts is part of what results depend on
     if located is None:
-        checks = statics + _skipped(f"{why}; the tool must be installed or runnable before its checks can run")
-        status, detail = _verdict(checks, Status.MISSING_REQUIREMENT)
-        return decided(checks, status, why if status == Status.MISSING_REQUIREMENT.value else detail)
+        return Job(parts, outcome=_blocked(tool, Status.MISSING_REQUIREMENT, why, f"{why}; the tool must be installed or runnable before its checks can run"))
     smoke = (tool.descriptor or {}).get("deterministic_smoke")
     timeout = ctx.timeout_for()
 
     def task() -> Outcome:
         return run_rules(argv, smoke if isinstance(smoke, list) and smoke else None, root, ctx, timeout, statics, tool)
 
-    return Job(parts, tasks=[task], finish=lambda results: results[0])
+    def finish(results: list[Any]) -> Outcome:
+        outcome: Outcome = results[0]  # the engine holds it to the Outcome type
+        return outcome
+
+    return Job(parts, tasks=[task], finish=finish)
 
 
-def _no_hang_check(hung: list[str], results: list[ProcessResult]) -> dict[str, Any]:
+def _no_hang_check(hung: list[str], results: list[ProcessResult]) -> CheckResult:
     """`no-hang-stdin-closed`: failed when a call hung; passed only when some call was seen to run
     the program to an end of its own (exit 0) with stdin closed. When no call did (it never started,
     or every call failed at once: a missing file, a broken interpreter), not hanging was not
@@ -157,128 +145,137 @@ def _no_hang_check(hung: list[str], results: list[ProcessResult]) -> dict[str, A
     return _check("no-hang-stdin-closed", PASSED)
 
 
-def run_rules(argv: list[str], smoke: list[Any] | None, root: Path, ctx: Context, timeout: float, statics: list[dict[str, Any]],
-              tool: Tool) -> Outcome:
-    processes = 0
-    hung: list[str] = []
-    rules = effects.declared(tool, ctx)
-    runs: list[Run] = []  # one per process, only for the sandbox report
-    ended: list[ProcessResult] = []  # every call's result, for no-hang-stdin-closed (`_no_hang_check`)
+def run_rules(argv: list[str], smoke: list[Any] | None, root: Path, ctx: Context, timeout: float,
+              statics: tuple[CheckResult, ...], tool: Tool) -> Outcome:
+    """Run the runtime rules, in the kit's order, after the static ones; the verdict settles the tool."""
+    probe = _Probe(argv, root, ctx, timeout, effects.declared(tool, ctx))
+    checks = list(statics)
+    help_result = probe.call(["--help"])
+    help_ok = probe.why_not(help_result) is None
+    checks.append(probe.judged("loads-without-provider", "`--help` with no provider configured", help_result))
+    checks.append(_disclosure(help_result, help_ok))
+    checks.append(probe.judged("help-short-flag", "`-h`", probe.call(["-h"])))
+    capabilities = _capabilities(help_result) if help_ok else []
+    capability_help: dict[str, str] = {}
+    checks.append(_capability_help(probe, help_ok, capabilities, capability_help))
+    checks.append(_smoke(probe, smoke))
+    checks.append(_failure_names_remedy(probe))
+    hung = probe.hung
+    checks.append(_no_hang_check(hung, probe.ended))
+    kinds = {c.kind for c in capabilities}
+    kind = None if not kinds else kinds.pop() if len(kinds) == 1 else "mixed"
+    return decided(Facts(checks=tuple(checks)), processes=probe.processes, discovery=Discovery(tuple(capabilities), capability_help, kind),
+                  sandbox=effects.report(tool, probe.runs, ctx, probe.rules.network))
 
-    def call(args: list[str]) -> ProcessResult:
-        nonlocal processes
-        spawned = ctx.run([*argv, *args], cwd=root, stdin=None, timeout_s=timeout, env=ctx.tool_env, network=rules.network)
+
+class _Probe:
+    """Starts the tool's CLI for the runtime rules and keeps what the verdict and the sandbox report need."""
+
+    def __init__(self, argv: list[str], root: Path, ctx: Context, timeout: float, rules: effects.Declared) -> None:
+        self.argv, self.root, self.ctx, self.timeout, self.rules = argv, root, ctx, timeout, rules
+        self.processes = 0
+        self.hung: list[str] = []
+        self.runs: list[Run] = []  # one per process, only for the sandbox report
+        self.ended: list[ProcessResult] = []  # every call's result, for no-hang-stdin-closed (`_no_hang_check`)
+
+    def call(self, args: list[str]) -> ProcessResult:
+        spawned = self.ctx.run([*self.argv, *args], cwd=self.root, stdin=None, timeout_s=self.timeout, env=self.ctx.tool_env,
+                               network=self.rules.network)
         result = spawned.result
         if result.error is None:
-            processes += 1
+            self.processes += 1
         if result.timed_out:
-            hung.append(" ".join(args))
-        runs.append(Run(RunStatus.PASSED, started=result.error is None, sandbox=spawned.mechanism, observed=spawned.observed))
-        ended.append(result)
+            self.hung.append(" ".join(args))
+        self.runs.append(Run(RunStatus.PASSED, started=result.error is None, sandbox=spawned.mechanism, observed=spawned.observed))
+        self.ended.append(result)
         return result
 
-    def tail(data: bytes) -> str:
-        return excerpt(data, scrub=ctx.scrub)
+    def tail(self, data: bytes) -> str:
+        return excerpt(data, scrub=self.ctx.scrub)
 
-    def why_not(result: ProcessResult) -> str | None:
+    def why_not(self, result: ProcessResult) -> str | None:
         """Why a call did not succeed (None when it exited 0): the exit code and the last stderr line."""
-        problem = unfinished(result, timeout)
+        problem = unfinished(result, self.timeout)
         if problem:
             return problem
         if result.exit_code != 0:
-            line = last_line(result.stderr, ctx.scrub) or last_line(result.stdout, ctx.scrub)
+            line = last_line(result.stderr, self.ctx.scrub) or last_line(result.stdout, self.ctx.scrub)
             return f"exit code {result.exit_code}" + (f": {line}" if line else "")
         return None
 
-    def judged(rule: str, what: str, result: ProcessResult) -> dict[str, Any]:
+    def judged(self, rule: str, what: str, result: ProcessResult) -> CheckResult:
         if result.timed_out:
-            return _check(rule, SKIPPED, f"{what} timed out after {timeout:g}s (see no-hang-stdin-closed)")
-        problem = why_not(result)
-        return _check(rule, FAILED, f"{what}: {problem}", tail(result.stderr)) if problem else _check(rule, PASSED)
+            return _check(rule, SKIPPED, f"{what} timed out after {self.timeout:g}s (see no-hang-stdin-closed)")
+        problem = self.why_not(result)
+        return _check(rule, FAILED, f"{what}: {problem}", self.tail(result.stderr)) if problem else _check(rule, PASSED)
 
-    checks = list(statics)
-    help_result = call(["--help"])
-    help_ok = why_not(help_result) is None
-    checks.append(judged("loads-without-provider", "`--help` with no provider configured", help_result))
-    help_text = help_result.stdout.decode("utf-8", "replace")
+
+def _disclosure(help_result: ProcessResult, help_ok: bool) -> CheckResult:
+    rule = "help-discloses-model-backed"
     if not help_ok:
-        checks.append(_check("help-discloses-model-backed", SKIPPED, "`--help` did not succeed (see loads-without-provider)"))
-    elif any(word in (help_text + help_result.stderr.decode("utf-8", "replace")).lower() for word in DISCLOSES):
-        checks.append(_check("help-discloses-model-backed", PASSED))
-    else:
-        checks.append(_check("help-discloses-model-backed", FAILED, "`--help` never says which capabilities are model-backed"))
-    checks.append(judged("help-short-flag", "`-h`", call(["-h"])))
+        return _check(rule, SKIPPED, "`--help` did not succeed (see loads-without-provider)")
+    text = (help_result.stdout.decode("utf-8", "replace") + help_result.stderr.decode("utf-8", "replace")).lower()
+    if any(word in text for word in DISCLOSES):
+        return _check(rule, PASSED)
+    return _check(rule, FAILED, "`--help` never says which capabilities are model-backed")
 
-    capabilities = (
-        [{"name": m.group("name"), "kind": m.group("kind"), "summary": m.group("summary").strip()} for m in CAPABILITY_LINE.finditer(help_text)]
-        if help_ok else []
-    )
-    capability_help: dict[str, str] = {}
+
+def _capabilities(help_result: ProcessResult) -> list[Capability]:
+    text = help_result.stdout.decode("utf-8", "replace")
+    return [Capability(m.group("name"), m.group("kind"), m.group("summary").strip()) for m in CAPABILITY_LINE.finditer(text)]
+
+
+def _capability_help(probe: _Probe, help_ok: bool, capabilities: list[Capability], capability_help: dict[str, str]) -> CheckResult:
+    rule = "capability-help"
     if not help_ok:
-        checks.append(_check("capability-help", SKIPPED, "`--help` did not succeed, so the capabilities are unknown"))
-    elif not capabilities:
-        checks.append(_check("capability-help", SKIPPED, "`--help` lists no capabilities in the `- `name` [kind] -- summary` form"))
-    else:
-        bad: list[str] = []
-        stderr = ""
-        for capability in capabilities[:MAX_CAPABILITY_HELP]:
-            result = call([capability["name"], "--help"])
-            capability_help[capability["name"]] = excerpt(result.stdout, 20000, ctx.scrub)
-            problem = why_not(result)
-            if problem:
-                bad.append(f"`{capability['name']} --help`: {problem}")
-                stderr = stderr or tail(result.stderr)
-        notes = list(bad)
-        unchecked = capabilities[MAX_CAPABILITY_HELP:]
-        if unchecked:
-            names = ", ".join(f"`{c['name']}`" for c in unchecked[:10]) + (", ..." if len(unchecked) > 10 else "")
-            notes.append(f"{len(unchecked)} more capabilities not checked (only the first {MAX_CAPABILITY_HELP} get a `--help` call): {names}")
-        checks.append(_check("capability-help", FAILED if bad else PASSED, "; ".join(notes), stderr))
-
-    if smoke is None:
-        checks.append(_check("deterministic-capability-runs", SKIPPED, "smart-tool.json has no `deterministic_smoke`"))
-    else:
-        words = [str(a) for a in smoke]
-        result = call(words)
-        problem = why_not(result)
-        what = f"`{' '.join(words)}` with no provider configured"
-        checks.append(_check("deterministic-capability-runs", FAILED, f"{what}: {problem}", tail(result.stderr)) if problem else _check("deterministic-capability-runs", PASSED))
-
-    unknown = call([UNKNOWN_CAPABILITY])
-    if unknown.timed_out:
-        checks.append(_check("failure-names-remedy", SKIPPED, f"the call with an unknown capability timed out after {timeout:g}s (see no-hang-stdin-closed)"))
-    else:
-        problems = []
-        problem = unfinished(unknown, timeout)
+        return _check(rule, SKIPPED, "`--help` did not succeed, so the capabilities are unknown")
+    if not capabilities:
+        return _check(rule, SKIPPED, "`--help` lists no capabilities in the `- `name` [kind] -- summary` form")
+    bad: list[str] = []
+    stderr = ""
+    for capability in capabilities[:MAX_CAPABILITY_HELP]:
+        result = probe.call([capability.name, "--help"])
+        capability_help[capability.name] = excerpt(result.stdout, 20000, probe.ctx.scrub)
+        problem = probe.why_not(result)
         if problem:
-            problems.append(problem)
-        else:
-            if unknown.exit_code == 0:
-                problems.append("an unknown capability exits 0")
-            if TRACEBACK in unknown.stdout.decode("utf-8", "replace") or TRACEBACK in unknown.stderr.decode("utf-8", "replace"):
-                problems.append("it prints a Python traceback")
-            if not _json_on_stdout(unknown.stdout):
-                problems.append("no JSON error on stdout")
-        checks.append(_check("failure-names-remedy", FAILED, "; ".join(problems), tail(unknown.stderr)) if problems else _check("failure-names-remedy", PASSED))
-    checks.append(_no_hang_check(hung, ended))
+            bad.append(f"`{capability.name} --help`: {problem}")
+            stderr = stderr or probe.tail(result.stderr)
+    notes = list(bad)
+    unchecked = capabilities[MAX_CAPABILITY_HELP:]
+    if unchecked:
+        names = ", ".join(f"`{c.name}`" for c in unchecked[:10]) + (", ..." if len(unchecked) > 10 else "")
+        notes.append(f"{len(unchecked)} more capabilities not checked (only the first {MAX_CAPABILITY_HELP} get a `--help` call): {names}")
+    return _check(rule, FAILED if bad else PASSED, "; ".join(notes), stderr)
 
-    kinds = {c["kind"] for c in capabilities}
-    kind = None if not kinds else kinds.pop() if len(kinds) == 1 else "mixed"
-    status, detail = _verdict(checks)
-    outcome = {
-        "status": status,
-        "status_detail": detail,
-        "examples": [],
-        "checks": checks,
-        "capabilities": capabilities,
-        "capability_help": capability_help,
-        "kind": kind,
-        "processes": processes,
-    }
-    report = effects.report(tool, runs, ctx, rules.network)
-    if report is not None:
-        outcome["sandbox"] = report
-    return outcome
+
+def _smoke(probe: _Probe, smoke: list[Any] | None) -> CheckResult:
+    rule = "deterministic-capability-runs"
+    if smoke is None:
+        return _check(rule, SKIPPED, "smart-tool.json has no `deterministic_smoke`")
+    words = [str(a) for a in smoke]
+    result = probe.call(words)
+    problem = probe.why_not(result)
+    what = f"`{' '.join(words)}` with no provider configured"
+    return _check(rule, FAILED, f"{what}: {problem}", probe.tail(result.stderr)) if problem else _check(rule, PASSED)
+
+
+def _failure_names_remedy(probe: _Probe) -> CheckResult:
+    rule = "failure-names-remedy"
+    unknown = probe.call([UNKNOWN_CAPABILITY])
+    if unknown.timed_out:
+        return _check(rule, SKIPPED, f"the call with an unknown capability timed out after {probe.timeout:g}s (see no-hang-stdin-closed)")
+    problems = []
+    problem = unfinished(unknown, probe.timeout)
+    if problem:
+        problems.append(problem)
+    else:
+        if unknown.exit_code == 0:
+            problems.append("an unknown capability exits 0")
+        if TRACEBACK in unknown.stdout.decode("utf-8", "replace") or TRACEBACK in unknown.stderr.decode("utf-8", "replace"):
+            problems.append("it prints a Python traceback")
+        if not _json_on_stdout(unknown.stdout):
+            problems.append("no JSON error on stdout")
+    return _check(rule, FAILED, "; ".join(problems), probe.tail(unknown.stderr)) if problems else _check(rule, PASSED)
 
 
 def _json_on_stdout(stdout: bytes) -> bool:

@@ -4,7 +4,8 @@ Status, first hit wins: `not-applicable` (platforms exclude this OS),
 `not-implemented` (no `<platform>.<ext>`), `no-examples` (no complete case),
 `missing-requirement` (a `requires` binary, or the interpreter, is not on PATH);
 otherwise every complete case runs with cwd = the tool folder and the input JSON
-on stdin, and the tool `passed` when every case passed, else `failed`. An
+on stdin. The runner gives each case's result (`verdict.decide` settles the tool:
+`passed` when every case passed, else `failed`; an incomplete example is no case). An
 invalid manifest still runs what it can (reviewers want every problem at once)
 but keeps the status `invalid`.
 """
@@ -14,17 +15,19 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..files import hash_tree
 from ..matching import parse_json_output
 from ..model import Example, Run, Tool
-from ..statuses import ExampleStatus, RunStatus, Status, tally
+from ..observed import SandboxReport
+from ..statuses import ExampleStatus, RunStatus, Status
 from ..process import ProcessResult, interpreter_for
 from . import effects
 from .job import Context, Job
 from .judge import compare, excerpt, last_line, unfinished
-from .outcome import Outcome, skipped_outcome
+from .outcome import Outcome, decided, skipped_outcome
+from .verdict import ExampleResult, Facts, example_result
 
 
 def implementation_for(tool: Tool, platform: str) -> Path | None:
@@ -61,32 +64,29 @@ def plan(tool: Tool, ctx: Context) -> Job:
     indexes = [i for i, e in enumerate(tool.examples) if e.has_input and e.has_output]
     rules = effects.declared(tool, ctx)
 
-    def task_for(example: Example):
+    def task_for(example: Example) -> Callable[[], Run]:
         def task() -> Run:
             return run_case(example, launcher, tool, outputs_ok, timeout, ctx, rules)
 
         return task
 
     def finish(results: list[Run]) -> Outcome:
-        examples: list[dict[str, Any]] = [
-            {"status": ExampleStatus.SKIPPED.value, "detail": "incomplete example: it needs an `input:` and an `output:` line", "runs": []}
-            for _ in tool.examples
-        ]
-        for index, run in zip(indexes, results):
-            examples[index] = {"status": run.status.value, "detail": run.detail, "runs": [run.to_json()]}
-        failed = sum(run.status == RunStatus.FAILED for run in results)
-        outcome = {
-            "status": (Status.FAILED if failed else Status.PASSED).value,
-            "status_detail": f"{tally([e['status'] for e in examples])} ({impl.name})",
-            "examples": examples,
-            "processes": sum(run.started for run in results),
-        }
-        report = effects.report(tool, results, ctx, rules.network)
-        if report is not None:
-            outcome["sandbox"] = report
-        return outcome
+        return _finish(tool, indexes, results, impl.name, effects.report(tool, results, ctx, rules.network))
 
     return Job(parts, tasks=[task_for(tool.examples[i]) for i in indexes], finish=finish)
+
+
+INCOMPLETE = "incomplete example: it needs an `input:` and an `output:` line"
+
+
+def _finish(tool: Tool, indexes: list[int], results: list[Run], impl: str, report: SandboxReport | None) -> Outcome:
+    """The facts: one result per case that ran; an incomplete example is no case (the reference
+    rules do not count it), so it is skipped and not required."""
+    examples = [ExampleResult(ExampleStatus.SKIPPED, INCOMPLETE, required=False) for _ in tool.examples]
+    for index, run in zip(indexes, results):
+        examples[index] = example_result([run])
+    facts = Facts(tuple(examples), ran_with=impl)
+    return decided(facts, processes=sum(run.started for run in results), sandbox=report)
 
 
 def run_case(example: Example, launcher: list[str], tool: Tool, outputs_ok: bool, timeout: float, ctx: Context,
