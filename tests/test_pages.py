@@ -320,10 +320,15 @@ def test_an_invalid_manifest_shows_its_first_errors(view: Any, catalog: dict[str
     assert banner.locator("code").first.inner_text().startswith("examples/.tools/release.publish/TOOL.md:")
 
 
+PHONE_PARTS = 3
+
+
 # In each theme's light scheme only: the dark one changes colours, never widths.
 @pytest.mark.parametrize("view", [v for v in VARIANTS if v[2] == NARROW and v[1] == "light"], indirect=True, ids=lambda v: f"{v[0]}-{v[1]}-{v[2]}")
-def test_every_tool_page_fits_a_phone(view: Any, catalog: dict[str, Any]) -> None:
-    for tool in catalog["tools"]:
+@pytest.mark.parametrize("part", range(PHONE_PARTS))
+def test_every_tool_page_fits_a_phone(view: Any, catalog: dict[str, Any], part: int) -> None:
+    # Every page, in PHONE_PARTS interleaved parts: one test per part, so the workers share them.
+    for tool in catalog["tools"][part::PHONE_PARTS]:
         visit(view, tool["url"])
         found = view.evaluate(OVERFLOW)
         assert found["wide"] == [] and found["page"] <= found["viewport"], (tool["id"], found)
