@@ -27,7 +27,7 @@ import nh3
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
-from . import coverage, inline, pageview, schemaview
+from . import accessview, coverage, inline, pageview, schemaview
 from .formats import speccify
 from .model import FORMAT_TITLES, Catalog, Tool
 from .statuses import Status, tally
@@ -141,6 +141,7 @@ class Renderer:
         self.env.globals["difference_paths"] = pageview.difference_paths
         self.env.globals["install_link"] = pageview.install_link
         self.env.globals["coverage_of"] = coverage.of
+        self.env.globals["access_of"] = accessview.of
 
     def tool_page(
         self,

@@ -14,7 +14,7 @@ import jsonschema
 
 from .. import jsonschemas
 from ..model import DETERMINISTIC, MODEL_BACKED, Effects, Example, Requirement, Tool
-from . import common
+from . import access, common
 
 SCHEMA = "aip14-tool.schema.json"
 
@@ -106,6 +106,7 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Any = None, diagnos
     tags = data.get("tags")
     tool.tags = [str(t) for t in tags] if isinstance(tags, list) else []
     tool.kind = _kind(data, tool.tags)
+    tool.execution = access.execution(data)
 
     examples = data.get("examples")
     if isinstance(examples, list):

@@ -12,6 +12,7 @@ import jsonschema
 from .. import frontmatter, jsonschemas
 from ..frontmatter import Manifest, ManifestError, json_type
 from ..model import ERROR, WARNING, Diagnostic, Driver, Example, Tool
+from . import access
 
 
 class Sink:
@@ -145,6 +146,7 @@ def read_driver(path: Path, source: str, max_bytes: int, raw: bytes | None, sche
             setattr(driver, attr, data[attr])
     if isinstance(data.get("description"), str):
         driver.description = data["description"].strip()
+    driver.access = access.driver(data, driver.kind)
     return driver, manifest, sink
 
 
