@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import jsonschema
 
-from .. import frontmatter, jsonschemas
+from .. import frontmatter, jsonschemas, schemalint
 from ..frontmatter import Manifest, ManifestError, json_type
 from ..model import ERROR, WARNING, Diagnostic, Driver, Example, Tool
 from . import access
@@ -188,7 +188,17 @@ def check_io_schema(sink: Sink, manifest: Manifest, key: str, value: Any) -> boo
             sink.error(f"{where}: {problem.message}", line, "io-schema")
         else:
             sink.warning(f"{where}: {problem.message}", line, "io-schema")
+    if usable:
+        lint_schema(sink, manifest, key, value)
     return usable
+
+
+def lint_schema(sink: Sink, manifest: Manifest, key: str, value: Any) -> None:
+    """Schema lint findings (toolcatalog.schemalint) for a usable `inputs`/`outputs`, as warnings."""
+    for finding in schemalint.lint(value):
+        line = manifest.line((key, *finding.path), manifest.line((key,)))
+        node = finding.path[:-1] if finding.code in schemalint.KEY_CODES else finding.path  # a key: named by its schema
+        sink.warning(f"{field_name((key, *node))}: {finding.message}", line, finding.code)
 
 
 def schema_checkers(tool: Tool, usable: dict[str, bool]) -> tuple[jsonschemas.Checker | None, jsonschemas.Checker | None]:
