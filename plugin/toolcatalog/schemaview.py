@@ -167,6 +167,36 @@ def _json(value: Any) -> str:
     return text if len(text) <= 120 else text[:119] + "…"
 
 
+class _Fold:
+    """What `allOf` members add up to: properties (a name several members define becomes one flat
+    `allOf` of their schemas), the union of `required`, and the first value of every other keyword."""
+
+    def __init__(self, gathered: dict[Any, list[Any]]):
+        self.gathered = gathered
+        self.merged_properties = False
+        self.required: dict[str, None] | None = None
+
+    def add(self, member: dict[str, Any], merged: dict[str, Any]) -> None:
+        for key, value in member.items():
+            if key == "properties" and isinstance(value, dict):
+                self.merged_properties = True
+                for name, sub in value.items():
+                    self.gathered.setdefault(name, []).append(sub)
+            elif key == "required" and isinstance(value, list):
+                if self.required is None:
+                    own = merged.get("required")
+                    self.required = dict.fromkeys(r for r in own or [] if isinstance(r, str)) if isinstance(own, list) else {}
+                self.required.update(dict.fromkeys(r for r in value if isinstance(r, str)))
+            elif key not in merged:
+                merged[key] = value
+
+    def finish(self, merged: dict[str, Any]) -> None:
+        if self.merged_properties:
+            merged["properties"] = {name: subs[0] if len(subs) == 1 else {"allOf": subs} for name, subs in self.gathered.items()}
+        if self.required is not None:
+            merged["required"] = list(self.required)
+
+
 class _Builder:
     def __init__(self, root: Any, prefix: str):
         self.root = root
@@ -244,42 +274,31 @@ class _Builder:
             self.truncated = True
             return merged, trail
         own = merged.get("properties")
-        gathered: dict[Any, list[Any]] = {name: [sub] for name, sub in own.items()} if isinstance(own, dict) else {}
-        merged_properties = False
-        required: dict[str, None] | None = None
+        fold = _Fold({name: [sub] for name, sub in own.items()} if isinstance(own, dict) else {})
         for member in members:
-            if isinstance(member, dict) and isinstance(member.get("$ref"), str):
-                ref = member["$ref"]
-                if ref in trail:
-                    continue
-                target = self.lookup(ref)
-                if isinstance(target, dict):
-                    extra = {k: v for k, v in member.items() if k != "$ref"}
-                    trail = trail + (ref,)
-                    folded, trail = self.merge_all_of(target, trail, depth + 1)
-                    member = {**folded, **extra}
+            member, trail = self._member(member, trail, depth)
             if not isinstance(member, dict):
                 continue
             member, trail = self.merge_all_of(member, trail, depth + 1)
             if not self.spend(len(member) + len(member.get("properties") or ())):
                 break
-            for key, value in member.items():
-                if key == "properties" and isinstance(value, dict):
-                    merged_properties = True
-                    for name, sub in value.items():
-                        gathered.setdefault(name, []).append(sub)
-                elif key == "required" and isinstance(value, list):
-                    if required is None:
-                        own_required = merged.get("required")
-                        required = dict.fromkeys(r for r in own_required or [] if isinstance(r, str)) if isinstance(own_required, list) else {}
-                    required.update(dict.fromkeys(r for r in value if isinstance(r, str)))
-                elif key not in merged:
-                    merged[key] = value
-        if merged_properties:
-            merged["properties"] = {name: subs[0] if len(subs) == 1 else {"allOf": subs} for name, subs in gathered.items()}
-        if required is not None:
-            merged["required"] = list(required)
+            fold.add(member, merged)
+        fold.finish(merged)
         return merged, trail
+
+    def _member(self, member: Any, trail: tuple[str, ...], depth: int) -> tuple[Any, tuple[str, ...]]:
+        """An `allOf` member with its `$ref` folded in (None for a reference back into the trail)."""
+        if not (isinstance(member, dict) and isinstance(member.get("$ref"), str)):
+            return member, trail
+        ref = member["$ref"]
+        if ref in trail:
+            return None, trail
+        target = self.lookup(ref)
+        if not isinstance(target, dict):
+            return member, trail
+        extra = {k: v for k, v in member.items() if k != "$ref"}
+        folded, trail = self.merge_all_of(target, trail + (ref,), depth + 1)
+        return {**folded, **extra}, trail
 
     # -- rows --------------------------------------------------------------------------------
     def walk(self, schema: Any, name: str, path: list[str], depth: int, required: bool, trail: tuple[str, ...],
@@ -354,14 +373,18 @@ class _Builder:
         if isinstance(prefix_items, list):
             for index, sub in enumerate(prefix_items):
                 self.walk(sub, f"[{index}]", [*path, str(index)], depth + 1, False, trail)
+        self._variants(schema, path, depth, trail)
+
+    def _variants(self, schema: dict[str, Any], path: list[str], depth: int, trail: tuple[str, ...]) -> None:
+        """`oneOf`/`anyOf` members as labelled variant rows, unless they are required-sets (said in words)."""
         for keyword, label in (("oneOf", "one of"), ("anyOf", "any of")):
             variants = schema.get(keyword)
-            if isinstance(variants, list) and required_sets(variants) is not None:
-                continue  # said in words (`rules`)
-            if isinstance(variants, list):
-                for index, sub in enumerate(variants, start=1):
-                    title = sub.get("title") if isinstance(sub, dict) and isinstance(sub.get("title"), str) else f"option {index}"
-                    self.walk(sub, title, [*path, keyword, str(index)], depth + 1, False, trail, variant=label)
+            if not isinstance(variants, list) or required_sets(variants) is not None:
+                continue
+            for index, sub in enumerate(variants, start=1):
+                title = sub.get("title") if isinstance(sub, dict) else None
+                name = title if isinstance(title, str) else f"option {index}"
+                self.walk(sub, name, [*path, keyword, str(index)], depth + 1, False, trail, variant=label)
 
     def _type(self, schema: dict[str, Any], trail: tuple[str, ...]) -> str:
         declared = schema.get("type")
@@ -504,9 +527,9 @@ def build(schema: Any, prefix: str) -> SchemaView:
         if not isinstance(target, dict):
             break
         builder.shown[ref] = prefix
-        folded, trail = builder.merge_all_of(target, trail + (ref,))
-        merged = {**folded, **{k: v for k, v in merged.items() if k != "$ref"}}
-        merged["$ref"] = folded.get("$ref")
+        resolved, trail = builder.merge_all_of(target, trail + (ref,))
+        merged = {**resolved, **{k: v for k, v in merged.items() if k != "$ref"}}
+        merged["$ref"] = resolved.get("$ref")
         if merged["$ref"] is None:
             del merged["$ref"]
         for name in trail:
