@@ -226,6 +226,79 @@ class Example:
 
 
 @dataclass
+class Retry:
+    """AIP-14 `retry` (or a driver's `retry_override`): None where the manifest does not say."""
+
+    max_attempts: int | None = None
+    backoff: str | None = None
+    initial_ms: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"max_attempts": self.max_attempts, "backoff": self.backoff, "initial_ms": self.initial_ms}
+
+
+@dataclass
+class Execution:
+    """How an AIP-14 contract asks to be executed: `timeout_ms`, `retry`, `default_implementation`,
+    `driver_constraints` (`forbid`/`require_kind`: driver kinds) and `metadata`, as declared (None
+    or empty where the contract does not say; malformed values are dropped, the schema reports them)."""
+
+    timeout_ms: int | None = None
+    retry: Retry | None = None
+    default_implementation: str | None = None
+    forbid_kinds: list[str] = field(default_factory=list)
+    require_kinds: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def declared(self) -> bool:
+        return bool(self.timeout_ms is not None or self.retry or self.default_implementation
+                    or self.forbid_kinds or self.require_kinds or self.metadata)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "timeout_ms": self.timeout_ms,
+            "retry": self.retry.as_dict() if self.retry else None,
+            "default_implementation": self.default_implementation,
+            "driver_constraints": {"forbid": list(self.forbid_kinds), "require_kind": list(self.require_kinds)},
+            "metadata": self.metadata,
+        }
+
+
+@dataclass
+class Access:
+    """What a driver reaches and needs (AIP-30 universal and per-kind fields), as declared.
+    `egress`/`region` None: not declared (AIP-30's default region is `global`, never assumed here)."""
+
+    egress: list[str] | None = None  # `network.egress` (AIP-29: `sandbox.network.egress`)
+    ingress: list[str] | None = None
+    secrets: list[str] = field(default_factory=list)  # `auth.state.env`: environment variables it needs
+    auth_paths: list[str] = field(default_factory=list)  # `auth.state.paths`: credential files it reads
+    auth_ref: str | None = None  # `auth.ref` (an AIP-19 SECRETS.md)
+    region: list[str] | None = None
+    policy_tags: list[str] = field(default_factory=list)
+    cost_override: dict[str, Any] | None = None  # the driver-level `cost_override`
+    endpoint: str | None = None  # `kind: http`: the top-level `endpoint`
+    method: str | None = None
+    health_check: dict[str, Any] | None = None
+    bin: str | None = None  # `kind: cli` (and an MCP server started from `bin`)
+    bin_args: list[str] = field(default_factory=list)
+    mcp_command: list[str] | None = None  # `kind: mcp`: the server's command line, when a `server`/`bin` gives one
+    mcp_server: str | None = None  # `kind: mcp`: `server_ref`, `server.package`/`image`/`url`, as declared
+    transport: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "egress": self.egress, "ingress": self.ingress, "secrets": list(self.secrets),
+            "auth_paths": list(self.auth_paths), "auth_ref": self.auth_ref, "region": self.region,
+            "policy_tags": list(self.policy_tags), "cost_override": self.cost_override,
+            "endpoint": self.endpoint, "method": self.method, "health_check": self.health_check,
+            "bin": self.bin, "bin_args": list(self.bin_args), "mcp_command": self.mcp_command,
+            "mcp_server": self.mcp_server, "transport": self.transport,
+        }
+
+
+@dataclass
 class Implementation:
     """One `implements[]` entry of a driver: which tool, which versions, how narrowed."""
 
@@ -268,6 +341,7 @@ class Driver:
     body: str = ""
     search_root: Path | None = None  # the folder the search found it in
     run_status: dict[str, str] = field(default_factory=dict)  # tool id -> "ran" or why it did not
+    access: Access = field(default_factory=Access)  # what it reaches and needs (formats.access)
 
     @property
     def valid(self) -> bool:
@@ -324,6 +398,7 @@ class Tool:
     url: str = ""  # the page's URL relative to the site root, e.g. "tools/text.echo/"
     json_path: str | None = None  # site path of its JSON file; None when per-tool files are off
     sandbox: SandboxReport | None = None  # how its processes ran and what they did; None: none started
+    execution: Execution = field(default_factory=Execution)  # AIP-14 timeout/retry/routing fields
 
     @property
     def valid(self) -> bool:

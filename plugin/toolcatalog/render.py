@@ -28,7 +28,7 @@ import nh3
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
-from . import anchors, coverage, inline, pageview, repro, schemaview
+from . import accessview, anchors, coverage, inline, pageview, repro, schemaview
 from .model import FORMAT_TITLES, Catalog, Check, Example, Run, Tool
 from .report import reason as reason_text
 from .statuses import Status, tally
@@ -148,6 +148,7 @@ class Renderer:
         self.env.globals["check_rows"] = check_rows
         self.env.globals["check_command"] = repro.check_command
         self.env.globals["reason_parts"] = reason_parts
+        self.env.globals["access_of"] = accessview.of
 
     def tool_page(
         self,

@@ -4,7 +4,11 @@ Handles what real contracts use and schema renderers often break on:
 `$ref`/`$defs` are resolved inside the document (a recursive reference
 becomes a link to the row where that definition was first shown, instead of
 looping), `allOf` is merged, `oneOf`/`anyOf` become labelled variants, arrays
-show their items, and every row has an anchor for deep links. Remote
+show their items, and every row has an anchor for deep links. A `oneOf`/`anyOf`/`not` of
+required-sets (`oneOf: [{required: [text]}, {required: [file_ref]}]`) reads as a rule in words
+("exactly one of `text` or `file_ref`"), not as variants; `additionalProperties: false` reads "no
+other keys"; per-property `examples` are shown; rows nested deeper than COLLAPSE_DEPTH are
+grouped under their ancestor (`SchemaView.blocks`) so pages can fold them. Remote
 references are shown, never fetched. Hostile schemas are bounded: depth, row
 count, references followed one after another and `allOf` nesting are capped,
 and the work of merging `allOf` members has a budget proportional to the
@@ -24,6 +28,9 @@ from .schemawork import size
 MAX_DEPTH = 12
 MAX_ROWS = 1500
 MAX_REF_HOPS = 64  # `$ref`s followed one after another (each is a level of recursion here)
+COLLAPSE_DEPTH = 4  # rows at this depth or deeper are folded under their ancestor (`blocks`)
+MAX_EXAMPLES = 5  # per-property `examples` shown
+MAX_RULE_NAMES = 20  # names listed in one rule
 MAX_MERGE_DEPTH = 64  # `allOf` inside `allOf` (through references too)
 WORK_FLOOR = 100_000  # allOf members and properties merged, for any schema
 WORK_PER_VALUE = 4  # ... plus this many per JSON value of the schema
@@ -51,6 +58,38 @@ _CONSTRAINTS = (
 
 
 @dataclass
+class Rule:
+    """A constraint across properties, in words: `kind` "exactly one of" (oneOf), "at least one
+    of" (anyOf), "not both" / "never" (not), over `groups` (each a set of property names that
+    are required together)."""
+
+    kind: str
+    groups: list[list[str]]
+
+    def parts(self, capital: bool = False) -> list[tuple[str, bool]]:
+        """(text, is a name) pieces: names are shown as code, the rest as words (starting with a
+        capital letter when `capital`, for a sentence)."""
+        final = {"neither": " nor ", "not both": " and ", "never": " and "}.get(self.kind, " or ")
+        kind = self.kind[:1].upper() + self.kind[1:] if capital else self.kind
+        out: list[tuple[str, bool]] = [(kind + " ", False)]
+        for index, group in enumerate(self.groups):
+            if index:
+                out.append((final if index == len(self.groups) - 1 else ", ", False))
+            if len(group) > 1:
+                out.append(("(", False))
+            for position, name in enumerate(group):
+                if position:
+                    out.append((" and " if position == len(group) - 1 else ", ", False))
+                out.append((name, True))
+            if len(group) > 1:
+                out.append((" together)", False))
+        return out
+
+    def plain(self, capital: bool = False) -> str:
+        return "".join(f"`{text}`" if code else text for text, code in self.parts(capital))
+
+
+@dataclass
 class Row:
     name: str
     anchor: str
@@ -67,6 +106,9 @@ class Row:
     external: str | None = None  # a `$ref` outside the document (never fetched)
     variant: str | None = None  # "one of" / "any of" label for variant rows
     flags: list[str] = field(default_factory=list)  # read-only, write-only, deprecated, nullable
+    examples: list[Any] = field(default_factory=list)  # the property's own `examples` (at most MAX_EXAMPLES)
+    closed: bool = False  # `additionalProperties: false`: no other keys
+    rules: list[Rule] = field(default_factory=list)  # required-set combinators, in words
 
     @property
     def has_default(self) -> bool:
@@ -85,17 +127,74 @@ class Row:
     def enum_json(self) -> list[str]:
         return [_json(v) for v in self.enum or []]
 
+    def examples_json(self) -> list[str]:
+        return [_json(v) for v in self.examples]
+
+
+@dataclass
+class Fold:
+    """Rows nested COLLAPSE_DEPTH or deeper, shown folded under `parent` (the row above them)."""
+
+    parent: Row
+    rows: list[Row]
+
 
 @dataclass
 class SchemaView:
     rows: list[Row]
     truncated: bool = False
     root_type: str = "any"
+    closed: bool = False  # the root object allows no other keys
+    rules: list[Rule] = field(default_factory=list)  # the root's required-set combinators, in words
+
+    def blocks(self) -> list[Row | Fold]:
+        """The rows in order, each run of rows at COLLAPSE_DEPTH or deeper grouped as one Fold
+        under the row just above the run."""
+        out: list[Row | Fold] = []
+        for row in self.rows:
+            if row.depth < COLLAPSE_DEPTH:
+                out.append(row)
+            elif out and isinstance(out[-1], Fold):
+                out[-1].rows.append(row)
+            else:
+                parent = out[-1] if out and isinstance(out[-1], Row) else row
+                out.append(Fold(parent, [row]))
+        return out
 
 
 def _json(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 120 else text[:119] + "…"
+
+
+class _Fold:
+    """What `allOf` members add up to: properties (a name several members define becomes one flat
+    `allOf` of their schemas), the union of `required`, and the first value of every other keyword."""
+
+    def __init__(self, gathered: dict[Any, list[Any]]):
+        self.gathered = gathered
+        self.merged_properties = False
+        self.required: dict[str, None] | None = None
+
+    def add(self, member: dict[str, Any], merged: dict[str, Any]) -> None:
+        for key, value in member.items():
+            if key == "properties" and isinstance(value, dict):
+                self.merged_properties = True
+                for name, sub in value.items():
+                    self.gathered.setdefault(name, []).append(sub)
+            elif key == "required" and isinstance(value, list):
+                if self.required is None:
+                    own = merged.get("required")
+                    self.required = dict.fromkeys(r for r in own or [] if isinstance(r, str)) if isinstance(own, list) else {}
+                self.required.update(dict.fromkeys(r for r in value if isinstance(r, str)))
+            elif key not in merged:
+                merged[key] = value
+
+    def finish(self, merged: dict[str, Any]) -> None:
+        if self.merged_properties:
+            merged["properties"] = {name: subs[0] if len(subs) == 1 else {"allOf": subs} for name, subs in self.gathered.items()}
+        if self.required is not None:
+            merged["required"] = list(self.required)
 
 
 class _Builder:
@@ -175,42 +274,31 @@ class _Builder:
             self.truncated = True
             return merged, trail
         own = merged.get("properties")
-        gathered: dict[Any, list[Any]] = {name: [sub] for name, sub in own.items()} if isinstance(own, dict) else {}
-        merged_properties = False
-        required: dict[str, None] | None = None
+        fold = _Fold({name: [sub] for name, sub in own.items()} if isinstance(own, dict) else {})
         for member in members:
-            if isinstance(member, dict) and isinstance(member.get("$ref"), str):
-                ref = member["$ref"]
-                if ref in trail:
-                    continue
-                target = self.lookup(ref)
-                if isinstance(target, dict):
-                    extra = {k: v for k, v in member.items() if k != "$ref"}
-                    trail = trail + (ref,)
-                    folded, trail = self.merge_all_of(target, trail, depth + 1)
-                    member = {**folded, **extra}
+            member, trail = self._member(member, trail, depth)
             if not isinstance(member, dict):
                 continue
             member, trail = self.merge_all_of(member, trail, depth + 1)
             if not self.spend(len(member) + len(member.get("properties") or ())):
                 break
-            for key, value in member.items():
-                if key == "properties" and isinstance(value, dict):
-                    merged_properties = True
-                    for name, sub in value.items():
-                        gathered.setdefault(name, []).append(sub)
-                elif key == "required" and isinstance(value, list):
-                    if required is None:
-                        own_required = merged.get("required")
-                        required = dict.fromkeys(r for r in own_required or [] if isinstance(r, str)) if isinstance(own_required, list) else {}
-                    required.update(dict.fromkeys(r for r in value if isinstance(r, str)))
-                elif key not in merged:
-                    merged[key] = value
-        if merged_properties:
-            merged["properties"] = {name: subs[0] if len(subs) == 1 else {"allOf": subs} for name, subs in gathered.items()}
-        if required is not None:
-            merged["required"] = list(required)
+            fold.add(member, merged)
+        fold.finish(merged)
         return merged, trail
+
+    def _member(self, member: Any, trail: tuple[str, ...], depth: int) -> tuple[Any, tuple[str, ...]]:
+        """An `allOf` member with its `$ref` folded in (None for a reference back into the trail)."""
+        if not (isinstance(member, dict) and isinstance(member.get("$ref"), str)):
+            return member, trail
+        ref = member["$ref"]
+        if ref in trail:
+            return None, trail
+        target = self.lookup(ref)
+        if not isinstance(target, dict):
+            return member, trail
+        extra = {k: v for k, v in member.items() if k != "$ref"}
+        folded, trail = self.merge_all_of(target, trail + (ref,), depth + 1)
+        return {**folded, **extra}, trail
 
     # -- rows --------------------------------------------------------------------------------
     def walk(self, schema: Any, name: str, path: list[str], depth: int, required: bool, trail: tuple[str, ...],
@@ -285,12 +373,18 @@ class _Builder:
         if isinstance(prefix_items, list):
             for index, sub in enumerate(prefix_items):
                 self.walk(sub, f"[{index}]", [*path, str(index)], depth + 1, False, trail)
+        self._variants(schema, path, depth, trail)
+
+    def _variants(self, schema: dict[str, Any], path: list[str], depth: int, trail: tuple[str, ...]) -> None:
+        """`oneOf`/`anyOf` members as labelled variant rows, unless they are required-sets (said in words)."""
         for keyword, label in (("oneOf", "one of"), ("anyOf", "any of")):
             variants = schema.get(keyword)
-            if isinstance(variants, list):
-                for index, sub in enumerate(variants, start=1):
-                    title = sub.get("title") if isinstance(sub, dict) and isinstance(sub.get("title"), str) else f"option {index}"
-                    self.walk(sub, title, [*path, keyword, str(index)], depth + 1, False, trail, variant=label)
+            if not isinstance(variants, list) or required_sets(variants) is not None:
+                continue
+            for index, sub in enumerate(variants, start=1):
+                title = sub.get("title") if isinstance(sub, dict) else None
+                name = title if isinstance(title, str) else f"option {index}"
+                self.walk(sub, name, [*path, keyword, str(index)], depth + 1, False, trail, variant=label)
 
     def _type(self, schema: dict[str, Any], trail: tuple[str, ...]) -> str:
         declared = schema.get("type")
@@ -326,6 +420,7 @@ class _Builder:
         return text
 
     def _describe(self, row: Row, schema: dict[str, Any]) -> None:
+        self._annotate(row, schema)
         if isinstance(schema.get("description"), str):
             row.description = schema["description"]
         elif isinstance(schema.get("title"), str) and row.variant is None:
@@ -343,6 +438,57 @@ class _Builder:
         for key, flag in (("readOnly", "read-only"), ("writeOnly", "write-only"), ("deprecated", "deprecated")):
             if schema.get(key) is True:
                 row.flags.append(flag)
+
+
+    def _annotate(self, row: Row, schema: dict[str, Any]) -> None:
+        """Examples, "no other keys" and the rules in words."""
+        examples = schema.get("examples")
+        if isinstance(examples, list):
+            row.examples = examples[:MAX_EXAMPLES]
+        row.closed = schema.get("additionalProperties") is False
+        row.rules = rules_of(schema)
+
+
+def required_sets(variants: list[Any]) -> list[list[str]] | None:
+    """The property-name sets of combinator members that only say which properties are required
+    (`{required: [a]}`, optionally with a title or description); None when any member says more."""
+    groups: list[list[str]] = []
+    for member in variants[:MAX_RULE_NAMES]:
+        if not isinstance(member, dict) or not set(member) <= {"required", "title", "description", "$comment"}:
+            return None
+        names = member.get("required")
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            return None
+        groups.append([str(n) for n in names[:MAX_RULE_NAMES]])
+    return groups if groups and len(variants) <= MAX_RULE_NAMES else None
+
+
+def _not_rule(value: Any) -> Rule | None:
+    if not isinstance(value, dict):
+        return None
+    single = required_sets([value])
+    if single is not None:
+        names = single[0]
+        return Rule("never" if len(names) == 1 else "not both", [[n] for n in names])
+    if set(value) == {"anyOf"} and isinstance(value["anyOf"], list):
+        groups = required_sets(value["anyOf"])
+        if groups is not None:
+            return Rule("neither" if len(groups) > 1 else "never", groups)
+    return None
+
+
+def rules_of(schema: dict[str, Any]) -> list[Rule]:
+    """`oneOf`/`anyOf`/`not` of required-sets in `schema`, as rules in words."""
+    out: list[Rule] = []
+    for keyword, kind in (("oneOf", "exactly one of"), ("anyOf", "at least one of")):
+        variants = schema.get(keyword)
+        groups = required_sets(variants) if isinstance(variants, list) else None
+        if groups is not None:
+            out.append(Rule(kind, groups))
+    rule = _not_rule(schema.get("not"))
+    if rule is not None:
+        out.append(rule)
+    return out
 
 
 def _is_structured(items: dict[str, Any], builder: _Builder) -> bool:
@@ -381,9 +527,9 @@ def build(schema: Any, prefix: str) -> SchemaView:
         if not isinstance(target, dict):
             break
         builder.shown[ref] = prefix
-        folded, trail = builder.merge_all_of(target, trail + (ref,))
-        merged = {**folded, **{k: v for k, v in merged.items() if k != "$ref"}}
-        merged["$ref"] = folded.get("$ref")
+        resolved, trail = builder.merge_all_of(target, trail + (ref,))
+        merged = {**resolved, **{k: v for k, v in merged.items() if k != "$ref"}}
+        merged["$ref"] = resolved.get("$ref")
         if merged["$ref"] is None:
             del merged["$ref"]
         for name in trail:
@@ -393,6 +539,6 @@ def build(schema: Any, prefix: str) -> SchemaView:
     structured = any(k in merged for k in ("properties", "oneOf", "anyOf", "additionalProperties", "patternProperties"))
     if root_type == "object" or structured:
         builder._children(merged, [], -1, trail)
-    else:
-        builder.walk(merged, "(value)", ["value"], 0, True, trail)
+        return SchemaView(builder.rows, builder.truncated, root_type, merged.get("additionalProperties") is False, rules_of(merged))
+    builder.walk(merged, "(value)", ["value"], 0, True, trail)
     return SchemaView(builder.rows, builder.truncated, root_type)

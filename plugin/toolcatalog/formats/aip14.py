@@ -13,8 +13,9 @@ from typing import Any
 import jsonschema
 
 from .. import jsonschemas
-from ..model import DETERMINISTIC, MODEL_BACKED, Effects, Example, Requirement, Tool
-from . import common
+from ..frontmatter import Manifest
+from ..model import DETERMINISTIC, MODEL_BACKED, Diagnostic, Effects, Example, Requirement, Tool
+from . import access, common
 
 SCHEMA = "aip14-tool.schema.json"
 
@@ -39,7 +40,8 @@ def looks_like_aip14(data: Any) -> bool:
     return bool(keys & AIP14_ONLY) and not keys & SPECCIFY_ONLY
 
 
-def parse(path: Path, source: str, max_bytes: int, manifest: Any = None, diagnostics: list | None = None, read: bool = True) -> Tool:
+def parse(path: Path, source: str, max_bytes: int, manifest: Any = None, diagnostics: list[Diagnostic] | None = None,
+          read: bool = True) -> Tool:
     """Parse one TOOL.md; pass `manifest` (and the diagnostics reading it produced) when already read."""
     tool = Tool(id=path.parent.name, name=path.parent.name, format="aip-14", source=source, abs_path=path)
     tool.diagnostics.extend(diagnostics or [])
@@ -52,8 +54,29 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Any = None, diagnos
     tool.fields = data
     tool.body, tool.body_line = manifest.body, manifest.body_line
     tool.lines = common.contract_lines(manifest)
+    _check_fields(tool, manifest, sink)
+    _identity(tool, data, manifest)
+    usable = {}
+    for key in ("inputs", "outputs"):
+        value = data.get(key)
+        setattr(tool, key, value)
+        usable[key] = isinstance(value, dict) and common.check_io_schema(sink, manifest, key, value)
+    tool.schema_ok = usable
+    tool.effects = _effects(data)
+    tags = data.get("tags")
+    tool.tags = [str(t) for t in tags] if isinstance(tags, list) else []
+    tool.kind = _kind(data, tool.tags)
+    tool.execution = access.execution(data)
+    _examples(tool, data, manifest, sink, usable)
+    if not tool.examples:
+        sink.warning("no `examples`: nothing shows how to call the tool or can be checked", manifest.line(("examples",), 2), "no-examples")
+    return tool
 
-    # Removed fields get their own message (and line); the rest goes through the schema.
+
+def _check_fields(tool: Tool, manifest: Manifest, sink: common.Sink) -> None:
+    """Removed fields get their own message (and line); the rest goes through the schema. Keys
+    the format does not define are kept in `tool.extra`."""
+    data: dict[str, Any] = manifest.data
     for key in REMOVED_FIELDS:
         if key in data:
             sink.error(
@@ -63,11 +86,12 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Any = None, diagnos
             )
     checked = {k: v for k, v in data.items() if k not in REMOVED_FIELDS}
     common.schema_diagnostics(sink, manifest, jsonschemas.validate_bundled(SCHEMA, checked), _explain)
-
     for key in data:
         if key not in (jsonschemas.bundled(SCHEMA).get("properties") or {}):
             tool.extra[key] = data[key]
 
+
+def _identity(tool: Tool, data: dict[str, Any], manifest: Manifest) -> None:
     if isinstance(data.get("id"), str):
         tool.id = data["id"]
         tool.id_line = manifest.line(("id",))
@@ -78,14 +102,13 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Any = None, diagnos
     if isinstance(data.get("description"), str):
         tool.description = data["description"].strip()
 
-    usable = {}
-    for key in ("inputs", "outputs"):
-        value = data.get(key)
-        setattr(tool, key, value)
-        usable[key] = isinstance(value, dict) and common.check_io_schema(sink, manifest, key, value)
-    tool.schema_ok = usable
 
-    requires = data.get("requires") if isinstance(data.get("requires"), dict) else {}
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _effects(data: dict[str, Any]) -> Effects:
+    requires = _mapping(data.get("requires"))
     requirements: list[Requirement] = []
     for key, kind in (("network", "network"), ("secrets", "secret"), ("tools", "tool")):
         values = requires.get(key)
@@ -95,7 +118,7 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Any = None, diagnos
     # default: a `mutates: "workspace:/x"` string must not read as read-only.
     mutates = data.get("mutates", [])
     risk = data.get("risk_level", 0)
-    tool.effects = Effects(
+    return Effects(
         mutates=[str(m) for m in mutates] if isinstance(mutates, list) else None,
         risk_level=risk if isinstance(risk, int) and not isinstance(risk, bool) else None,
         approval=_typed(data, "approval", "auto", str),
@@ -103,33 +126,31 @@ def parse(path: Path, source: str, max_bytes: int, manifest: Any = None, diagnos
         cost_class=_typed(data, "cost_class", "trivial", str),
         requires=requirements,
     )
-    tags = data.get("tags")
-    tool.tags = [str(t) for t in tags] if isinstance(tags, list) else []
-    tool.kind = _kind(data, tool.tags)
 
+
+def _examples(tool: Tool, data: dict[str, Any], manifest: Manifest, sink: common.Sink, usable: dict[str, bool]) -> None:
     examples = data.get("examples")
-    if isinstance(examples, list):
-        checkers = common.schema_checkers(tool, usable)
-        names: dict[str, int] = {}
-        for index, entry in enumerate(examples):
-            if not isinstance(entry, dict):
-                continue
-            title = entry.get("name") if isinstance(entry.get("name"), str) else f"example {index + 1}"
-            example = Example(title=title, line=manifest.line(("examples", index)))
-            if "input" in entry:
-                example.input = entry["input"]
-            if "output" in entry:
-                example.output = entry["output"]
-            if isinstance(entry.get("note"), str):
-                example.note = entry["note"]
-            if title in names:
-                sink.warning(f"example {title!r} has the same name as the one on line {names[title]}", example.line, "example-title")
-            names.setdefault(title, example.line or 0)
-            common.check_example(sink, example, *checkers, f"example {title!r}")
-            tool.examples.append(example)
-    if not tool.examples:
-        sink.warning("no `examples`: nothing shows how to call the tool or can be checked", manifest.line(("examples",), 2), "no-examples")
-    return tool
+    if not isinstance(examples, list):
+        return
+    checkers = common.schema_checkers(tool, usable)
+    names: dict[str, int] = {}
+    for index, entry in enumerate(examples):
+        if not isinstance(entry, dict):
+            continue
+        name = entry.get("name")
+        title = name if isinstance(name, str) else f"example {index + 1}"
+        example = Example(title=title, line=manifest.line(("examples", index)))
+        if "input" in entry:
+            example.input = entry["input"]
+        if "output" in entry:
+            example.output = entry["output"]
+        if isinstance(entry.get("note"), str):
+            example.note = entry["note"]
+        if title in names:
+            sink.warning(f"example {title!r} has the same name as the one on line {names[title]}", example.line, "example-title")
+        names.setdefault(title, example.line or 0)
+        common.check_example(sink, example, *checkers, f"example {title!r}")
+        tool.examples.append(example)
 
 
 def _typed(data: dict[str, Any], key: str, default: Any, kind: type) -> Any:
@@ -148,8 +169,7 @@ def _explain(error: jsonschema.ValidationError) -> str | None:
 
 def _kind(data: dict[str, Any], tags: list[str]) -> str | None:
     """AIP-14 has no such field; honour an explicit tag or `metadata.model_backed` only."""
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-    flag = metadata.get("model_backed")
+    flag = _mapping(data.get("metadata")).get("model_backed")
     if isinstance(flag, bool):
         return MODEL_BACKED if flag else DETERMINISTIC
     if MODEL_BACKED in tags:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import jsonschemas
+from ..frontmatter import Manifest
 from ..model import Driver, Implementation
 from . import common
 
@@ -28,43 +29,53 @@ def parse(path: Path, source: str, max_bytes: int, raw: bytes | None = None) -> 
     data: dict[str, Any] = manifest.data
 
     if driver.kind == "cli":
-        schema = jsonschemas.bundled(SCHEMA)
-        defs = schema.get("$defs", {})
-        for key, def_name in (("output", "cliOutput"), ("bin", "cliBin")):
-            if key in data and def_name in defs:
-                for problem in jsonschemas.validate_bundled_def(SCHEMA, def_name, data[key], limit=5):
-                    sink.error(
-                        f"{common.field_name((key,) + problem.path)}: {problem.message}",
-                        manifest.line((key,) + problem.path),
-                        "cli-subtype",
-                    )
-        if "bin" not in data:
-            sink.warning("a `kind: cli` driver without `bin` cannot be run", manifest.line(("kind",)), "cli-bin")
-        bin_args = data.get("bin_args")
-        if bin_args is not None and not (isinstance(bin_args, list) and all(isinstance(a, str) for a in bin_args)):
-            sink.error("`bin_args` must be a list of strings", manifest.line(("bin_args",)), "cli-subtype")
-
+        _check_cli(data, manifest, sink)
     entries = data.get("implements")
     if isinstance(entries, list):
         for index, entry in enumerate(entries):
-            if not isinstance(entry, dict) or not isinstance(entry.get("tool"), str):
-                continue
-            narrowing = entry.get("schema_narrowing") if isinstance(entry.get("schema_narrowing"), dict) else {}
-            timeout = entry.get("timeout_override_ms")
-            driver.implements.append(
-                Implementation(
-                    tool_ref=entry["tool"],
-                    version_range=entry.get("version") if isinstance(entry.get("version"), str) else None,
-                    line=manifest.line(("implements", index)),
-                    drop_inputs=_names(narrowing.get("drop_inputs")),
-                    drop_outputs=_names(narrowing.get("drop_outputs")),
-                    metadata=entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {},
-                    timeout_override_ms=timeout if isinstance(timeout, int) and not isinstance(timeout, bool) else None,
-                    retry_override=entry.get("retry_override") if isinstance(entry.get("retry_override"), dict) else None,
-                    cost_override=entry.get("cost_override") if isinstance(entry.get("cost_override"), dict) else None,
-                )
-            )
+            if isinstance(entry, dict) and isinstance(entry.get("tool"), str):
+                driver.implements.append(_implementation(entry, manifest.line(("implements", index))))
     return driver
+
+
+def _check_cli(data: dict[str, Any], manifest: Manifest, sink: common.Sink) -> None:
+    """`kind: cli`: the `output` block and `bin` against AIP-29's definitions, `bin_args` a list of strings."""
+    schema = jsonschemas.bundled(SCHEMA)
+    defs = schema.get("$defs", {})
+    for key, def_name in (("output", "cliOutput"), ("bin", "cliBin")):
+        if key in data and def_name in defs:
+            for problem in jsonschemas.validate_bundled_def(SCHEMA, def_name, data[key], limit=5):
+                sink.error(
+                    f"{common.field_name((key,) + problem.path)}: {problem.message}",
+                    manifest.line((key,) + problem.path),
+                    "cli-subtype",
+                )
+    if "bin" not in data:
+        sink.warning("a `kind: cli` driver without `bin` cannot be run", manifest.line(("kind",)), "cli-bin")
+    bin_args = data.get("bin_args")
+    if bin_args is not None and not (isinstance(bin_args, list) and all(isinstance(a, str) for a in bin_args)):
+        sink.error("`bin_args` must be a list of strings", manifest.line(("bin_args",)), "cli-subtype")
+
+
+def _mapping(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None
+
+
+def _implementation(entry: dict[str, Any], line: int | None) -> Implementation:
+    narrowing = _mapping(entry.get("schema_narrowing")) or {}
+    timeout = entry.get("timeout_override_ms")
+    version = entry.get("version")
+    return Implementation(
+        tool_ref=entry["tool"],
+        version_range=version if isinstance(version, str) else None,
+        line=line,
+        drop_inputs=_names(narrowing.get("drop_inputs")),
+        drop_outputs=_names(narrowing.get("drop_outputs")),
+        metadata=_mapping(entry.get("metadata")) or {},
+        timeout_override_ms=timeout if isinstance(timeout, int) and not isinstance(timeout, bool) else None,
+        retry_override=_mapping(entry.get("retry_override")),
+        cost_override=_mapping(entry.get("cost_override")),
+    )
 
 
 def _names(value: Any) -> list[str]:

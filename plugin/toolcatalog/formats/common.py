@@ -9,9 +9,10 @@ from typing import Any, Callable
 
 import jsonschema
 
-from .. import frontmatter, jsonschemas
+from .. import frontmatter, jsonschemas, schemalint
 from ..frontmatter import Manifest, ManifestError, json_type
 from ..model import ERROR, WARNING, Diagnostic, Driver, Example, Tool
+from . import access
 
 
 class Sink:
@@ -58,7 +59,7 @@ def read_manifest(path: Path, sink: Sink, max_bytes: int, raw: bytes | None = No
     return manifest
 
 
-def field_name(path: tuple | list) -> str:
+def field_name(path: tuple[Any, ...] | list[Any]) -> str:
     if not path:
         return "front matter"
     out = ""
@@ -78,39 +79,69 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def describe_error(error: jsonschema.ValidationError, prefix: tuple = ()) -> str:
+def describe_error(error: jsonschema.ValidationError, prefix: tuple[str | int, ...] = ()) -> str:
     """A sentence a manifest author can act on, for one schema violation."""
     path = prefix + tuple(error.absolute_path)
     where = field_name(path)
-    validator, value = error.validator, error.validator_value
-    instance = error.instance
-    if validator == "required":
-        missing = [name for name in value if isinstance(instance, dict) and name not in instance]
-        names = ", ".join(f"`{m}`" for m in missing) or "a field"
-        owner = "" if not path else f" in {where}"
-        return f"missing required field {names}{owner}"
-    if validator == "additionalProperties" and isinstance(instance, dict):
-        allowed = set((error.schema.get("properties") or {}).keys())
-        extra = sorted(k for k in instance if k not in allowed)
-        owner = "" if not path else f" in {where}"
-        return f"unknown field {', '.join(f'`{k}`' for k in extra)}{owner}; the format does not define it"
-    if validator == "type":
-        expected = value if isinstance(value, str) else " or ".join(value)
-        hint = ""
-        if expected == "string" and isinstance(instance, (bool, int, float)) and instance is not None:
-            hint = "; YAML read it as a " + json_type(instance) + ", quote it to keep it text"
-        return f"{where} must be {_article(expected)} {expected}, not {_article(json_type(instance))} {json_type(instance)} ({_short(instance)}){hint}"
-    if validator == "pattern":
-        return f"{where} {_short(instance)} does not match the pattern `{value}`"
-    if validator == "enum":
-        return f"{where} {_short(instance)} is not one of {', '.join(_short(v) for v in value)}"
-    if validator == "const":
-        return f"{where} must be {_short(value)}, not {_short(instance)}"
-    if validator in ("maxLength", "minLength"):
-        return f"{where} is {len(instance)} characters long; the format allows {'at most' if validator == 'maxLength' else 'at least'} {value}"
-    if validator in ("maxItems", "minItems"):
-        return f"{where} has {len(instance)} items; the format allows {'at most' if validator == 'maxItems' else 'at least'} {value}"
-    return f"{where}: {error.message}"
+    validator: Any = error.validator
+    value: Any = error.validator_value
+    schema: Any = error.schema
+    describe = _DESCRIBE.get(str(validator))
+    sentence = describe(where, path, value, error.instance, schema) if describe else None
+    return sentence if sentence is not None else f"{where}: {error.message}"
+
+
+def _owner(where: str, path: tuple[Any, ...]) -> str:
+    return "" if not path else f" in {where}"
+
+
+def _required(where: str, path: tuple[Any, ...], value: Any, instance: Any, schema: Any) -> str:
+    missing = [name for name in value if isinstance(instance, dict) and name not in instance]
+    names = ", ".join(f"`{m}`" for m in missing) or "a field"
+    return f"missing required field {names}{_owner(where, path)}"
+
+
+def _additional(where: str, path: tuple[Any, ...], value: Any, instance: Any, schema: Any) -> str | None:
+    if not isinstance(instance, dict):
+        return None
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    allowed = set((properties or {}).keys())
+    extra = sorted(k for k in instance if k not in allowed)
+    return f"unknown field {', '.join(f'`{k}`' for k in extra)}{_owner(where, path)}; the format does not define it"
+
+
+def _type(where: str, path: tuple[Any, ...], value: Any, instance: Any, schema: Any) -> str:
+    expected = value if isinstance(value, str) else " or ".join(value)
+    hint = ""
+    if expected == "string" and isinstance(instance, (bool, int, float)) and instance is not None:
+        hint = "; YAML read it as a " + json_type(instance) + ", quote it to keep it text"
+    got = json_type(instance)
+    return f"{where} must be {_article(expected)} {expected}, not {_article(got)} {got} ({_short(instance)}){hint}"
+
+
+def _size(validator: str, unit: str) -> Callable[[str, tuple[Any, ...], Any, Any, Any], str]:
+    """`maxLength`/`minLength`/`maxItems`/`minItems`: how long the value is and what is allowed."""
+    bound = "at most" if validator.startswith("max") else "at least"
+    verb = "is" if unit == "characters long" else "has"
+
+    def describe(where: str, path: tuple[Any, ...], value: Any, instance: Any, schema: Any) -> str:
+        return f"{where} {verb} {len(instance)} {unit}; the format allows {bound} {value}"
+
+    return describe
+
+
+_DESCRIBE: dict[str, Callable[[str, tuple[Any, ...], Any, Any, Any], str | None]] = {
+    "required": _required,
+    "additionalProperties": _additional,
+    "type": _type,
+    "pattern": lambda where, path, value, instance, schema: f"{where} {_short(instance)} does not match the pattern `{value}`",
+    "enum": lambda where, path, value, instance, schema: f"{where} {_short(instance)} is not one of {', '.join(_short(v) for v in value)}",
+    "const": lambda where, path, value, instance, schema: f"{where} must be {_short(value)}, not {_short(instance)}",
+    "maxLength": _size("maxLength", "characters long"),
+    "minLength": _size("minLength", "characters long"),
+    "maxItems": _size("maxItems", "items"),
+    "minItems": _size("minItems", "items"),
+}
 
 
 def schema_type_error(sink: Sink, manifest: Manifest, key: str, value: Any, expected: str = "string") -> None:
@@ -145,6 +176,7 @@ def read_driver(path: Path, source: str, max_bytes: int, raw: bytes | None, sche
             setattr(driver, attr, data[attr])
     if isinstance(data.get("description"), str):
         driver.description = data["description"].strip()
+    driver.access = access.driver(data, driver.kind)
     return driver, manifest, sink
 
 
@@ -159,8 +191,9 @@ def schema_diagnostics(
     for error in jsonschemas.leaf_errors(errors):
         message = (special(error) if special else None) or describe_error(error)
         path = tuple(error.absolute_path)
-        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-            allowed = set((error.schema.get("properties") or {}).keys())
+        schema: Any = error.schema
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict) and isinstance(schema, dict):
+            allowed = set((schema.get("properties") or {}).keys())
             extras = [k for k in error.instance if k not in allowed]
             line = manifest.line(path + (extras[0],)) if extras else manifest.line(path)
         else:
@@ -186,7 +219,17 @@ def check_io_schema(sink: Sink, manifest: Manifest, key: str, value: Any) -> boo
             sink.error(f"{where}: {problem.message}", line, "io-schema")
         else:
             sink.warning(f"{where}: {problem.message}", line, "io-schema")
+    if usable:
+        lint_schema(sink, manifest, key, value)
     return usable
+
+
+def lint_schema(sink: Sink, manifest: Manifest, key: str, value: Any) -> None:
+    """Schema lint findings (toolcatalog.schemalint) for a usable `inputs`/`outputs`, as warnings."""
+    for finding in schemalint.lint(value):
+        line = manifest.line((key, *finding.path), manifest.line((key,)))
+        node = finding.path[:-1] if finding.code in schemalint.KEY_CODES else finding.path  # a key: named by its schema
+        sink.warning(f"{field_name((key, *node))}: {finding.message}", line, finding.code)
 
 
 def schema_checkers(tool: Tool, usable: dict[str, bool]) -> tuple[jsonschemas.Checker | None, jsonschemas.Checker | None]:

@@ -18,8 +18,9 @@ import difflib
 import os
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
+from typing import Any, Callable
 
-import nodesemver
+import nodesemver  # type: ignore[import-untyped]  # no stubs or py.typed (types helper: stubs may replace this)
 
 from . import aip14
 from ..model import ERROR, WARNING, Catalog, Diagnostic, Driver, Implementation, Tool
@@ -46,19 +47,15 @@ def link(catalog: Catalog) -> None:
         attached = False
         absent: list[tuple[Implementation, str]] = []  # entries naming no tool here, with what is close
         for entry in driver.implements:
-            tool = _resolve(entry, driver, catalog.root, by_path, by_id)
-            if tool is None:
-                tool = _variant(entry, driver, catalog.root, by_path, folders, ids)
-                if tool is not None:
-                    driver.diagnostics.append(Diagnostic(
-                        WARNING,
-                        f"`implements` names tool `{entry.tool_ref}`, which does not exist; it was attached to "
-                        f"`{tool.source}` (`{tool.id}`), the one AIP-14 TOOL.md that path can mean: write that path",
-                        driver.source, entry.line, "driver-path-variant",
-                    ))
-            if tool is None:
+            found = _resolve(entry, driver, catalog.root, by_path, by_id)
+            if found is None:
+                found = _variant(entry, driver, catalog.root, by_path, folders, ids)
+                if found is not None:
+                    driver.diagnostics.append(_variant_note(entry, driver, found))
+            if found is None:
                 absent.append((entry, _closest(entry.tool_ref, driver, catalog.root, contracts, folders)))
                 continue
+            tool = found
             entry.tool_id = tool.id
             try:
                 _check_entry(driver, entry, tool)
@@ -137,7 +134,16 @@ def _duplicate_ids(catalog: Catalog) -> None:
             )
 
 
-def _shared(what: str, item: object, group: list) -> str:
+def _variant_note(entry: Implementation, driver: Driver, tool: Tool) -> Diagnostic:
+    return Diagnostic(
+        WARNING,
+        f"`implements` names tool `{entry.tool_ref}`, which does not exist; it was attached to "
+        f"`{tool.source}` (`{tool.id}`), the one AIP-14 TOOL.md that path can mean: write that path",
+        driver.source, entry.line, "driver-path-variant",
+    )
+
+
+def _shared(what: str, item: object, group: list[Any]) -> str:
     """"the id 'x' is also used by a/TOOL.md", or with more: "... is used by 5 manifests: this one,
     a/TOOL.md and 3 more (all listed in the catalog's problems)"."""
     others = [other.source for other in group if other is not item]
@@ -229,10 +235,22 @@ def _written(tool: Tool, base: Path) -> str:
     return Path(os.path.relpath(tool.abs_path, base)).as_posix()
 
 
+Report = Callable[[str, str], None]  # (message, code): an error on the driver's `implements[]` entry
+
+
 def _check_entry(driver: Driver, entry: Implementation, tool: Tool) -> None:
     def problem(message: str, code: str) -> None:
         driver.diagnostics.append(Diagnostic(ERROR, message, driver.source, entry.line, code))
 
+    _check_narrowing(entry, tool, problem)
+    _check_version(entry, tool, problem)
+    _check_kind(driver, tool, problem)
+    _check_timeout(driver, entry, tool, problem)
+    _check_retry(driver, entry, tool, problem)
+    _check_cost(driver, entry, tool, problem)
+
+
+def _check_narrowing(entry: Implementation, tool: Tool, problem: Report) -> None:
     for key, names in (("inputs", entry.drop_inputs), ("outputs", entry.drop_outputs)):
         schema = getattr(tool, key)
         schema = schema if isinstance(schema, dict) else {}
@@ -249,38 +267,51 @@ def _check_entry(driver: Driver, entry: Implementation, tool: Tool) -> None:
                 if name in required:
                     problem(f"`schema_narrowing.drop_inputs` drops {name!r}, which {tool.id!r} requires", "driver-narrowing")
 
-    if entry.version_range and tool.version:
-        valid_range, satisfied = _admits(entry.version_range, tool.version)
-        if not valid_range:
-            problem(f"`version` {entry.version_range!r} is not a valid semver range", "driver-version")
-        else:
-            if not satisfied:
-                problem(f"`version` range {entry.version_range!r} does not admit {tool.id!r} version {tool.version}", "driver-version")
 
-    constraints = tool.fields.get("driver_constraints") if isinstance(tool.fields.get("driver_constraints"), dict) else {}
-    forbid = [k for k in constraints.get("forbid") or [] if isinstance(k, str)] if isinstance(constraints.get("forbid"), list) else []
-    require = [k for k in constraints.get("require_kind") or [] if isinstance(k, str)] if isinstance(constraints.get("require_kind"), list) else []
+def _check_version(entry: Implementation, tool: Tool, problem: Report) -> None:
+    if not (entry.version_range and tool.version):
+        return
+    valid_range, satisfied = _admits(entry.version_range, tool.version)
+    if not valid_range:
+        problem(f"`version` {entry.version_range!r} is not a valid semver range", "driver-version")
+    elif not satisfied:
+        problem(f"`version` range {entry.version_range!r} does not admit {tool.id!r} version {tool.version}", "driver-version")
+
+
+def _check_kind(driver: Driver, tool: Tool, problem: Report) -> None:
+    forbid, require = tool.execution.forbid_kinds, tool.execution.require_kinds
     if driver.kind and driver.kind in forbid:
         problem(f"{tool.id!r} forbids `{driver.kind}` drivers (`driver_constraints.forbid`)", "driver-kind")
     if driver.kind and require and driver.kind not in require:
         problem(f"{tool.id!r} requires a driver of kind {', '.join(require)} (`driver_constraints.require_kind`), not `{driver.kind}`", "driver-kind")
 
+
+def _check_timeout(driver: Driver, entry: Implementation, tool: Tool, problem: Report) -> None:
     tool_timeout = aip14.timeout_ms(tool)
     for where, value in (("timeout_override_ms", driver.fields.get("timeout_override_ms")), ("implements[].timeout_override_ms", entry.timeout_override_ms)):
         if isinstance(value, int) and not isinstance(value, bool) and value > tool_timeout:
             problem(f"`{where}` {value} widens the tool's timeout of {tool_timeout} ms; drivers may only narrow it", "driver-widens")
-    tool_retry = tool.fields.get("retry") if isinstance(tool.fields.get("retry"), dict) else None
+
+
+def _check_retry(driver: Driver, entry: Implementation, tool: Tool, problem: Report) -> None:
+    tool_retry = tool.fields.get("retry")
+    if not isinstance(tool_retry, dict):
+        return
     for where, value in (("retry_override", driver.fields.get("retry_override")), ("implements[].retry_override", entry.retry_override)):
-        if isinstance(value, dict) and tool_retry is not None:
+        if isinstance(value, dict):
             mine, theirs = value.get("max_attempts"), tool_retry.get("max_attempts")
             if isinstance(mine, int) and isinstance(theirs, int) and mine > theirs:
                 problem(f"`{where}.max_attempts` {mine} widens the tool's {theirs} attempts; drivers may only narrow it", "driver-widens")
+
+
+def _check_cost(driver: Driver, entry: Implementation, tool: Tool, problem: Report) -> None:
     tool_cost = tool.fields.get("cost_class", "trivial")
+    if not isinstance(tool_cost, str) or tool_cost not in COST_ORDER:
+        return
     for where, value in (("cost_override", driver.fields.get("cost_override")), ("implements[].cost_override", entry.cost_override)):
-        if isinstance(value, dict) and isinstance(value.get("cost_class"), str) and isinstance(tool_cost, str) \
-                and value["cost_class"] in COST_ORDER and tool_cost in COST_ORDER:
-            if COST_ORDER[value["cost_class"]] > COST_ORDER[tool_cost]:
-                problem(f"`{where}.cost_class` {value['cost_class']!r} is costlier than the tool's {tool_cost!r}; drivers may only narrow it", "driver-widens")
+        cost = value.get("cost_class") if isinstance(value, dict) else None
+        if isinstance(cost, str) and cost in COST_ORDER and COST_ORDER[cost] > COST_ORDER[tool_cost]:
+            problem(f"`{where}.cost_class` {cost!r} is costlier than the tool's {tool_cost!r}; drivers may only narrow it", "driver-widens")
 
 
 @lru_cache(maxsize=4096)

@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
 
-from .. import coverage, jsonschemas, quality
+from .. import accessview, coverage, jsonschemas, quality
 from ..jsonvalues import MAX_DEPTH, loads_limited
 from .._version import __version__
 from ..files import file_digest, read_capped
@@ -101,7 +101,14 @@ def tool_entry(tool: Tool, site: Site | None = None, origin: Origin | None = Non
     }
     if tool.upstream is not None:
         entry["upstream"] = dict(tool.upstream)
+    entry.update(contract_entry(tool))
     return entry
+
+
+def contract_entry(tool: Tool) -> dict[str, Any]:
+    """The contract fields a reviewer judges a tool by (accessview): where its data may go and what
+    it needs (`access`), and how an AIP-14 contract asks to be executed (`execution`)."""
+    return {"access": accessview.of(tool).as_dict(), "execution": tool.execution.as_dict()}
 
 
 def quality_entry(tool: Tool) -> dict[str, Any]:
@@ -183,6 +190,7 @@ def driver_entry(driver: Driver, tool: Tool) -> dict[str, Any]:
                 result = {"example": example.title, **{k: v for k, v in run_entry(run).items() if k != "driver"}}
                 results.append(result)
     d["results"] = results
+    d["access"] = accessview.of_driver(driver, tool).as_dict()
     return d
 
 
@@ -270,7 +278,7 @@ def _scrub_entry(entry: dict[str, Any], scrub: Any) -> dict[str, Any]:
     # `clean(..., scrub)` below builds new values, so these keep the contract's text as written.
     contract_examples = [(example["input"], example["output"]) for example in out["examples"]]
     contract_drivers = [
-        {key: driver[key] for key in ("implements", "name", "description", "source", "version", "kind", "id") if key in driver}
+        {key: driver[key] for key in ("implements", "name", "description", "source", "version", "kind", "id", "access") if key in driver}
         for driver in out["drivers"]
     ]
     for key in ("status_detail", "diagnostics", "examples", "checks", "capabilities", "drivers", "sandbox"):

@@ -122,7 +122,18 @@
     });
   }
 
-  function init() { setup(document.querySelector("[data-toolcatalog-index]")); copyButtons(); }
+  // A link to a schema row folded into a <details> (deep nesting) opens the fold first.
+  function unfold() {
+    var id = decodeURIComponent(window.location.hash.slice(1));
+    var target = id && document.getElementById(id);
+    for (var node = target; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") node.open = true;
+    }
+    if (target && target.closest && target.closest("details")) target.scrollIntoView();
+  }
+  window.addEventListener("hashchange", unfold);
+
+  function init() { setup(document.querySelector("[data-toolcatalog-index]")); copyButtons(); unfold(); }
 
   // Material's instant navigation swaps pages without reloading: it announces each page on document$.
   if (window.document$ && typeof window.document$.subscribe === "function") {
