@@ -48,7 +48,7 @@ log = get_plugin_logger(__name__)
 # CSS_PATH and JS_PATH are copied by MkDocs with the theme's static files, since our template folder is a theme dir.
 
 
-class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
+class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # type: ignore[no-untyped-call]  # mkdocs' __init_subclass__
     supports_multiple_instances = False
 
     def __init__(self) -> None:
@@ -98,26 +98,15 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
             (log.warning if loud else log.info)(report.diagnostic_line(diagnostic))
         if not build.catalog.tools:
             log.warning(report.nothing_found(build.catalog))
-        if self.options.run_examples:
-            stats = pipeline.check(build)
-        # Cache entries and results files not used, and why (a results file missing is only information:
-        # a local build has no CI artifacts).
-        for note in pipeline.notes(build):
-            (log.warning if note.warning else log.info)(report.printable(f"toolcatalog: {note.text}"))
-        if self.options.run_examples:
-            log.info(
-                "checked %d tools in %.1fs: %d processes started, %d tools' results from the cache%s",
-                stats.tools, stats.seconds, stats.processes, stats.cached,
-                f", {stats.given} from results files" if stats.given else "",
-            )
-            (log.warning if stats.sandbox_weaker else log.info)("example processes: %s", stats.sandbox)
-            for line in report.failures(build.catalog):
-                log.warning(line)
+        _check(build, self.options.run_examples)
         try:
             pipeline.enforce_fail_on(build)
         except pipeline.FailOnError as exc:
             raise PluginError(report.printable(f"toolcatalog: {exc}")) from None
+        return self._add_pages(files, config, build)
 
+    def _add_pages(self, files: Files, config: MkDocsConfig, build: pipeline.Build) -> Files:
+        """One generated page per tool, and the catalog index unless the docs have one."""
         self.pages, self.deferred, self.defer = {}, set(), None
         for tool in build.catalog.tools:
             # NOT_IN_NAV only silences MkDocs' "not in nav" notice: on_nav places these pages itself.
@@ -226,3 +215,22 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
             catalog_nav.watch_manifests(server, self.workspace, self.options, self.build.catalog if self.build else None,
                                         avoid=[Path(config.docs_dir), Path(config.site_dir)])
         return server
+
+
+def _check(build: pipeline.Build, run_examples: bool) -> None:
+    """Run the examples (when the options say so) and log what happened."""
+    stats = pipeline.check(build) if run_examples else None
+    # Cache entries and results files not used, and why (a results file missing is only information:
+    # a local build has no CI artifacts).
+    for note in pipeline.notes(build):
+        (log.warning if note.warning else log.info)(report.printable(f"toolcatalog: {note.text}"))
+    if stats is None:
+        return
+    log.info(
+        "checked %d tools in %.1fs: %d processes started, %d tools' results from the cache%s",
+        stats.tools, stats.seconds, stats.processes, stats.cached,
+        f", {stats.given} from results files" if stats.given else "",
+    )
+    (log.warning if stats.sandbox_weaker else log.info)("example processes: %s", stats.sandbox)
+    for line in report.failures(build.catalog):
+        log.warning(line)

@@ -51,7 +51,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import IO, Any, Callable, Iterable, Iterator, Mapping, cast
 
 __all__ = [
     "CANCELLED",
@@ -125,13 +125,14 @@ _running: set[int] = set()  # process groups started by run_process and not yet 
 _running_lock = threading.RLock()  # re-entrant: the signal handler may run while the main thread holds it
 
 
-def _load_prctl():
+def _load_prctl() -> Callable[..., int] | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
         import ctypes
 
-        return ctypes.CDLL(None, use_errno=True).prctl
+        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+        return prctl
     except (OSError, AttributeError, ImportError):
         return None
 
@@ -139,7 +140,7 @@ def _load_prctl():
 _prctl = _load_prctl()
 
 
-def parent_death_preexec():
+def parent_death_preexec() -> Callable[[], None] | None:
     """A `preexec_fn` that gives the child SIGKILL when its parent (the thread that starts it)
     dies, or None where the kernel has no such thing. It checks the parent afterwards: one that died
     between fork and prctl would never send the signal. Only a pre-loaded C function is called in
@@ -266,7 +267,7 @@ def ended_by_signals(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP")) -> Iterat
     if os.name != "posix" or threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous: dict[int, object] = {}
+    previous: dict[int, Any] = {}
 
     def end(number: int, _frame: object) -> None:
         _kill_running()
@@ -466,7 +467,7 @@ def run_process(
 class _Runner:
     """The selectors loop for one started process (POSIX)."""
 
-    def __init__(self, proc: subprocess.Popen, argv: list[str], stdin: bytes | None,
+    def __init__(self, proc: "subprocess.Popen[bytes]", argv: list[str], stdin: bytes | None,
                  timeout_s: float, max_stdout: int, max_stderr: int, started: float,
                  cancel: threading.Event | None = None) -> None:
         self.proc = proc
@@ -502,7 +503,7 @@ class _Runner:
         if stream is not None and not stream.closed:
             self._close_stream(stream)
 
-    def _close_stream(self, stream) -> None:
+    def _close_stream(self, stream: IO[bytes]) -> None:
         try:
             self.sel.unregister(stream)
         except (KeyError, ValueError):
@@ -534,6 +535,7 @@ class _Runner:
     def _register(self) -> None:
         proc = self.proc
         for stream, tag in ((proc.stdout, "out"), (proc.stderr, "err")):
+            assert stream is not None  # both are pipes (run_process)
             os.set_blocking(stream.fileno(), False)
             self.sel.register(stream, selectors.EVENT_READ, tag)
         if proc.stdin is not None:
@@ -550,7 +552,7 @@ class _Runner:
             except OSError:
                 self.pidfd = None
 
-    def _write_stdin(self, stream) -> None:
+    def _write_stdin(self, stream: IO[bytes]) -> None:
         try:
             n = os.write(stream.fileno(), self.pending[:_WRITE_CHUNK])
         except BlockingIOError:
@@ -562,7 +564,7 @@ class _Runner:
         if not len(self.pending):
             self._close_stdin()
 
-    def _read(self, stream, tag: str) -> None:
+    def _read(self, stream: IO[bytes], tag: str) -> None:
         try:
             chunk = os.read(stream.fileno(), _READ_CHUNK)
         except BlockingIOError:
@@ -621,11 +623,11 @@ class _Runner:
                 for key, _mask in self.sel.select(max(0.0, wait)):
                     tag = key.data
                     if tag == "in":
-                        self._write_stdin(key.fileobj)
+                        self._write_stdin(cast(IO[bytes], key.fileobj))
                     elif tag == "exit":
                         self.sel.unregister(key.fileobj)  # _next_wait notices the exit
                     else:
-                        self._read(key.fileobj, tag)
+                        self._read(cast(IO[bytes], key.fileobj), tag)
             exit_code = self._finish()
         finally:
             self._cleanup()
@@ -673,7 +675,8 @@ class _Runner:
                 pass
 
 
-def _run_simple(argv, cwd, stdin, timeout_s, env, max_stdout, max_stderr, started):  # pragma: no cover
+def _run_simple(argv: list[str], cwd: Path, stdin: bytes | None, timeout_s: float, env: dict[str, str],  # pragma: no cover
+                max_stdout: int, max_stderr: int, started: float) -> ProcessResult:
     """Windows: no process groups or non-blocking pipes; plain subprocess with a timeout."""
     timed_out = False
     try:
