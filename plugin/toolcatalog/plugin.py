@@ -20,7 +20,7 @@ a broken setup, or a tool status listed in `fail_on`, raises `PluginError`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from markupsafe import escape
 from mkdocs.config.defaults import MkDocsConfig
@@ -30,7 +30,6 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.structure.toc import get_toc
-from mkdocs.utils.templates import TemplateContext
 from mkdocs.utils import get_relative_url
 
 from . import nav as catalog_nav
@@ -43,6 +42,9 @@ from .options import Options, OptionsError
 from .outputs.site import Site
 from .placement import SITE_WARNINGS
 from .render import CSS_PATH, INDEX_TITLE, JS_PATH, Renderer, index_toc, templates_dir, tool_toc
+
+if TYPE_CHECKING:
+    from mkdocs.utils.templates import TemplateContext
 
 log = get_plugin_logger(__name__)
 # CSS_PATH and JS_PATH are copied by MkDocs with the theme's static files, since our template folder is a theme dir.
@@ -148,8 +150,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # type: ignore[no-untyp
     # no other plugin's `on_page_content` comes after ours (one would see the page without its HTML).
 
     @event_priority(100)  # first: the search plugins index `page.content` in this event
-    def on_page_context(self, context: TemplateContext, /, *, page: Page, config: MkDocsConfig,
-                        nav: Navigation) -> TemplateContext | None:
+    def on_page_context(self, context: TemplateContext, /, *, page: Page, config: MkDocsConfig, nav: Navigation) -> TemplateContext | None:
         if page.file.src_uri in self.pages:
             page.meta["title"] = page.title  # for this page's own render only: see on_page_markdown
             if page.file.src_uri in self.deferred:
