@@ -389,6 +389,12 @@ def make_workspaces(root: Path, n: int, theme: str, sandbox: str = "auto") -> tu
     # Unmeasured preparation (imports, page cache, parse cache) without a big nav to render.
     write(tc / "mkdocs-prepare.yml", mkdocs_yml(theme, [{"toolcatalog": {"nav_tools": False, "run_examples": False, **box}}]))
     write(tc / "mkdocs-nosandbox.yml", mkdocs_yml(theme, [{"toolcatalog": {"nav_tools": True, "sandbox": "off"}}]))
+    # With MkDocs' `search` plugin, as every real site has: compared with the fair baseline (`fair_baseline`).
+    write(tc / "mkdocs-search.yml", mkdocs_yml(theme, ["search", {"toolcatalog": {"nav_tools": True, **box}}]))
+    write(tc / "mkdocs-search-nonav.yml", mkdocs_yml(theme, ["search", {"toolcatalog": {"nav_tools": False, **box}}]))
+    write(tc / "capture_hook.py", CAPTURE_HOOK)
+    write(tc / "mkdocs-capture.yml", mkdocs_yml(theme, ["search", {"toolcatalog": {"nav_tools": False, **box}}],
+                                                hooks=["capture_hook.py"]))
 
     base = root / "baseline"
     for spec in specs:
@@ -408,6 +414,52 @@ def make_workspaces(root: Path, n: int, theme: str, sandbox: str = "auto") -> tu
         ),
     )
     return tc, base
+
+
+# The fair baseline: plain pages whose body is the very HTML the plugin rendered for that page.
+# A MkDocs hook in the toolcatalog workspace (`mkdocs-capture.yml`) copies each generated page's
+# content as it is about to be themed (after the plugin made it, before the search plugin reads it)
+# into `<fair>/docs/<the page's path>`, as one raw HTML block, which Markdown passes through as it is.
+CAPTURE_HOOK = """\
+import os
+from pathlib import Path
+from mkdocs.plugins import event_priority
+
+OUT = Path(os.environ["TOOLCATALOG_BENCH_FAIR_DOCS"])
+
+
+@event_priority(90)  # after the plugin's own (100), before the search plugin's (0)
+def on_page_context(context, page, config, nav):
+    plugin = config.plugins.get("toolcatalog")
+    if plugin is not None and page.file.src_uri in getattr(plugin, "pages", {}):
+        target = OUT / page.file.src_uri
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text('<div class="toolcatalog-fair">\\n' + (page.content or "") + '\\n</div>\\n', encoding="utf-8")
+    return context
+"""
+
+
+def fair_baseline(root: Path, tc: Path, theme: str) -> Path:
+    """The `fair/` workspace: one build of the toolcatalog workspace (results from its cache when
+    filled) writes every generated page's rendered HTML as a plain page; `search` on, same theme."""
+    fair = root / "fair"
+    docs = fair / "docs"
+    shutil.rmtree(fair, ignore_errors=True)
+    env = {**BUILD_ENV, "TOOLCATALOG_BENCH_FAIR_DOCS": str(docs)}
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", "mkdocs-capture.yml"], cwd=tc, env=env,
+                          capture_output=True, text=True)
+    if done.returncode != 0 or not docs.is_dir():
+        raise BenchError(f"the fair baseline's capture build failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+    write(docs / "index.md", (tc / "docs" / "index.md").read_text(encoding="utf-8"))
+    write(fair / "mkdocs.yml", mkdocs_yml(theme, ["search"]))
+    index = sorted(p.relative_to(docs).as_posix() for p in docs.rglob("index.md") if p.parent != docs)
+    pages = sorted(p.relative_to(docs).as_posix() for p in docs.rglob("*.md") if p.parent != docs)
+    if not index:  # the catalog index is not called index.md: take the shortest generated path
+        index = sorted(pages, key=lambda x: (x.count("/"), len(x)))[:1]
+    write(fair / "mkdocs-nonav.yml", mkdocs_yml(
+        theme, ["search"], nav=[{"Home": "index.md"}, {"Tool catalog": [{"All tools": index[0]}]}],
+        not_in_nav="\n".join("/" + p for p in pages if p != index[0]) + "\n"))
+    return fair
 
 
 # --------------------------------------------------------------------------------------------
@@ -618,7 +670,12 @@ SCENARIOS = {  # short name (for --scenarios) -> scenario name
     "warm": "toolcatalog warm",
     "norun": "toolcatalog run_examples: false",
     "nonav": "toolcatalog nav_tools: false (warm)",
+    "fair": "fair baseline (pages in nav)",
+    "fair-index": "fair baseline (index-only nav)",
+    "warm-search": "toolcatalog warm, search",
+    "nonav-search": "toolcatalog nav_tools: false (warm), search",
 }
+FAIR = {SCENARIOS["fair"], SCENARIOS["fair-index"]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -704,6 +761,7 @@ def run_size(n: int, repeat: int, args: argparse.Namespace, chosen: list[str]) -
     serve: dict[str, Any] | None = None
     try:
         tc, base = make_workspaces(root, n, args.theme, args.sandbox)
+        fair = root / "fair"  # made below, once the results cache is filled (`fair_baseline`)
         # Where the builds keep their cache by default (outside the workspace, see toolcatalog.sealing).
         cache_dir = Path(subprocess.run(
             [sys.executable, "-c", "import sys; from pathlib import Path; from toolcatalog import sealing; "
@@ -729,6 +787,14 @@ def run_size(n: int, repeat: int, args: argparse.Namespace, chosen: list[str]) -
                      "examples shown and validated, never run", expect_processes=0),
             Scenario("toolcatalog nav_tools: false (warm)", tc, "mkdocs-nonav.yml", "baseline (index-only nav)",
                      "only the catalog index in the nav; results cache kept", expect_processes=0),
+            Scenario("fair baseline (pages in nav)", fair, "mkdocs.yml", None,
+                     "plain pages carrying the plugin's rendered HTML, search on, every page in the nav", plugin=False),
+            Scenario("fair baseline (index-only nav)", fair, "mkdocs-nonav.yml", None,
+                     "the same, nav holds Home + the catalog index", plugin=False),
+            Scenario("toolcatalog warm, search", tc, "mkdocs-search.yml", "fair baseline (pages in nav)",
+                     "warm, search on: against pages with the same content", expect_processes=0),
+            Scenario("toolcatalog nav_tools: false (warm), search", tc, "mkdocs-search-nonav.yml", "fair baseline (index-only nav)",
+                     "warm, search on, only the catalog index in the nav", expect_processes=0),
         ]
         names = {SCENARIOS[x] for x in chosen}
         if SCENARIOS["cold-nosandbox"] in names:
@@ -744,10 +810,15 @@ def run_size(n: int, repeat: int, args: argparse.Namespace, chosen: list[str]) -
         drop_cache()
         build(tc, "mkdocs-prepare.yml", quiet=True)
         statuses: dict[str, int] = {}
-        if SCENARIOS["cold"] not in names and names & {SCENARIOS["warm"], SCENARIOS["nonav"]}:
+        warm_names = {SCENARIOS[x] for x in ("warm", "nonav", "warm-search", "nonav-search")}
+        if (SCENARIOS["cold"] not in names and names & warm_names) or names & FAIR:
             print("  filling the results cache (one unmeasured cold build; the nav does not change the results)", flush=True)
             build(tc, "mkdocs-nonav.yml", quiet=True)
             statuses = verify_catalog(tc, n)
+        if names & FAIR:
+            print("  writing the fair baseline (one unmeasured warm build copies each generated page's HTML)", flush=True)
+            fair_baseline(root, tc, args.theme)
+            build(fair, "mkdocs-nonav.yml", quiet=True)
         for round_no in range(1, repeat + 1):
             for scenario in scenarios:  # interleaved rounds: drift hits every scenario alike
                 seconds = scenario.run()

@@ -20,12 +20,12 @@ a broken setup, or a tool status listed in `fail_on`, raises `PluginError`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from markupsafe import escape
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import BasePlugin, get_plugin_logger
+from mkdocs.plugins import BasePlugin, event_priority, get_plugin_logger
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
@@ -50,7 +50,7 @@ log = get_plugin_logger(__name__)
 # CSS_PATH and JS_PATH are copied by MkDocs with the theme's static files, since our template folder is a theme dir.
 
 
-class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
+class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # type: ignore[no-untyped-call]  # mkdocs' __init_subclass__
     supports_multiple_instances = False
 
     def __init__(self) -> None:
@@ -61,6 +61,8 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         self.workspace: Path | None = None
         self.source_link: SourceLink | None = None
         self.shared_ids: set[str] = set()  # ids more than one manifest uses: their titles name the folder
+        self.deferred: set[str] = set()  # tool pages whose HTML is made when MkDocs builds them
+        self.defer: bool | None = None  # whether it is (`_defer`), decided once per build
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         if not self.config.enabled:
@@ -100,27 +102,16 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
             (log.warning if loud else log.info)(report.diagnostic_line(diagnostic))
         if not build.catalog.tools:
             log.warning(report.nothing_found(build.catalog))
-        if self.options.run_examples:
-            stats = pipeline.check(build)
-        # Cache entries and results files not used, and why (a results file missing is only information:
-        # a local build has no CI artifacts).
-        for note in pipeline.notes(build):
-            (log.warning if note.warning else log.info)(report.printable(f"toolcatalog: {note.text}"))
-        if self.options.run_examples:
-            log.info(
-                "checked %d tools in %.1fs: %d processes started, %d tools' results from the cache%s",
-                stats.tools, stats.seconds, stats.processes, stats.cached,
-                f", {stats.given} from results files" if stats.given else "",
-            )
-            (log.warning if stats.sandbox_weaker else log.info)("example processes: %s", stats.sandbox)
-            for line in report.failures(build.catalog):
-                log.warning(line)
+        _check(build, self.options.run_examples)
         try:
             pipeline.enforce_fail_on(build)
         except pipeline.FailOnError as exc:
             raise PluginError(report.printable(f"toolcatalog: {exc}")) from None
+        return self._add_pages(files, config, build)
 
-        self.pages = {}
+    def _add_pages(self, files: Files, config: MkDocsConfig, build: pipeline.Build) -> Files:
+        """One generated page per tool, and the catalog index unless the docs have one."""
+        self.pages, self.deferred, self.defer = {}, set(), None
         for tool in build.catalog.tools:
             # NOT_IN_NAV only silences MkDocs' "not in nav" notice: on_nav places these pages itself.
             files.append(File.generated(config, tool.page, content="", inclusion=InclusionLevel.NOT_IN_NAV))
@@ -154,29 +145,59 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
             page.meta["hide"] = ["toc"]
         return ""
 
+    # A tool page's HTML is made when MkDocs builds that page (`on_page_context`, before the search
+    # plugin reads it) and let go once the page is written (`on_post_page`), instead of being made
+    # for every page first and held until the build ends: MkDocs renders every page's Markdown
+    # before it builds the first one, so 5,000 tool pages used to be in memory at once. Only where
+    # no other plugin's `on_page_content` comes after ours (one would see the page without its HTML).
+
+    @event_priority(100)  # first: the search plugins index `page.content` in this event
     def on_page_context(self, context: TemplateContext, /, *, page: Page, config: MkDocsConfig, nav: Navigation) -> TemplateContext | None:
         if page.file.src_uri in self.pages:
             page.meta["title"] = page.title  # for this page's own render only: see on_page_markdown
+            if page.file.src_uri in self.deferred:
+                page.content = self._page_html(page)
         return None
 
-    def on_post_page(self, output: str, page: Page, config: MkDocsConfig) -> str | None:
+    def on_post_page(self, output: str, /, *, page: Page, config: MkDocsConfig) -> str | None:
         if page.file.src_uri in self.pages:
             page.meta.pop("title", None)
+            if page.file.src_uri in self.deferred:
+                page.content = ""  # written: nothing reads it again
         return None
 
-    def on_page_content(self, html: str, page: Page, config: MkDocsConfig, files: Files) -> str | None:
+    def on_page_content(self, html: str, /, *, page: Page, config: MkDocsConfig, files: Files) -> str | None:
         if page.file.src_uri not in self.pages or self.build is None or self.renderer is None:
             return None
+        tool = self.pages[page.file.src_uri]
+        if tool is None:
+            page.toc = get_toc(cast(Any, index_toc(self.build.catalog)))
+        else:
+            page.toc = get_toc(cast(Any, tool_toc(tool)))
+            if self._defer(config):
+                self.deferred.add(page.file.src_uri)
+                return ""
+        return self._page_html(page)
+
+    def _page_html(self, page: Page) -> str:
+        assert self.build is not None and self.renderer is not None
         tool = self.pages[page.file.src_uri]
 
         def url_for(target: str) -> str:
             return get_relative_url(target, page.url) if target else "."
 
         if tool is None:
-            page.toc = get_toc(index_toc(self.build.catalog))
             return self.renderer.index_page(self.build.catalog, url_for)
-        page.toc = get_toc(tool_toc(tool))
         return self.renderer.tool_page(tool, self.build.catalog, url_for, self.source_link)
+
+    def _defer(self, config: MkDocsConfig) -> bool:
+        """Whether tool pages are made when built (see above): no other plugin's `on_page_content`
+        runs after ours."""
+        if self.defer is None:
+            hooks = config.plugins.events.get("page_content", [])
+            mine = [i for i, hook in enumerate(hooks) if getattr(hook, "__self__", None) is self]
+            self.defer = bool(mine) and mine[-1] == len(hooks) - 1
+        return self.defer
 
     def on_post_build(self, config: MkDocsConfig) -> None:
         if not self.config.enabled or self.build is None:
@@ -197,3 +218,22 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
             catalog_nav.watch_manifests(server, self.workspace, self.options, self.build.catalog if self.build else None,
                                         avoid=[Path(config.docs_dir), Path(config.site_dir)])
         return server
+
+
+def _check(build: pipeline.Build, run_examples: bool) -> None:
+    """Run the examples (when the options say so) and log what happened."""
+    stats = pipeline.check(build) if run_examples else None
+    # Cache entries and results files not used, and why (a results file missing is only information:
+    # a local build has no CI artifacts).
+    for note in pipeline.notes(build):
+        (log.warning if note.warning else log.info)(report.printable(f"toolcatalog: {note.text}"))
+    if stats is None:
+        return
+    log.info(
+        "checked %d tools in %.1fs: %d processes started, %d tools' results from the cache%s",
+        stats.tools, stats.seconds, stats.processes, stats.cached,
+        f", {stats.given} from results files" if stats.given else "",
+    )
+    (log.warning if stats.sandbox_weaker else log.info)("example processes: %s", stats.sandbox)
+    for line in report.failures(build.catalog):
+        log.warning(line)

@@ -22,9 +22,11 @@ so pages, the catalog and `fail_on` see them like any other diagnostic.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import re
+from array import array
 from collections import Counter
 from typing import Any, Iterator
 
@@ -170,7 +172,8 @@ def words(text: str) -> frozenset[str]:
 
 
 def similarity(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a or b else 0.0
+    shared = len(a & b)  # |a | b| without building it: the same number, half the work
+    return shared / (len(a) + len(b) - shared) if a or b else 0.0
 
 
 MAX_NAMED = 5  # other tools a near-duplicate finding names; the count says how many more
@@ -183,6 +186,22 @@ def near_duplicates(tools: list[Tool]) -> list[tuple[Tool, list[Tool]]]:
     templates has thousands of identical descriptions, and comparing each pair of them would be
     quadratic. Groups are then paired with a prefix filter (two sets at least NEAR_DUPLICATE alike
     must share a word among the rarest `len - ceil(t * len) + 1` of each), not by comparing every pair."""
+    groups, similar = _similar_groups(tools)
+    sets = list(groups)
+    out: list[tuple[Tool, list[Tool]]] = []
+    for i, ws in enumerate(sets):
+        members = sorted(m for j in (i, *similar[i]) for m in groups[sets[j]])
+        for own in groups[ws]:
+            others = [tools[m] for m in members if m != own]
+            if others:
+                out.append((tools[own], others))
+    return out
+
+
+def _similar_groups(tools: list[Tool]) -> tuple[dict[frozenset[str], list[int]], list[array[int]]]:
+    """The tools grouped by their descriptions' word sets, and for each group the other groups at
+    least NEAR_DUPLICATE alike (compact arrays: a catalog of near-identical descriptions pairs
+    thousands of groups with thousands each)."""
     groups: dict[frozenset[str], list[int]] = {}
     for position, tool in enumerate(tools):
         ws = words(tool.description)
@@ -191,30 +210,38 @@ def near_duplicates(tools: list[Tool]) -> list[tuple[Tool, list[Tool]]]:
     sets = list(groups)
     frequency = Counter(w for ws in sets for w in ws)
     index: dict[str, list[int]] = {}
-    similar: dict[int, set[int]] = {i: {i} for i in range(len(sets))}
+    similar: list[array[int]] = [array("l") for _ in sets]
     for i, ws in enumerate(sets):
         ordered = sorted(ws, key=lambda w: (frequency[w], w))
         prefix = ordered[: len(ordered) - math.ceil(NEAR_DUPLICATE * len(ordered)) + 1]
         for j in sorted({j for w in prefix for j in index.get(w, [])}):
-            if similarity(ws, sets[j]) >= NEAR_DUPLICATE:
-                similar[i].add(j)
-                similar[j].add(i)
+            if similarity(ws, sets[j]) >= NEAR_DUPLICATE:  # each pair once: j < i
+                similar[i].append(j)
+                similar[j].append(i)
         for w in prefix:
             index.setdefault(w, []).append(i)
-    out: list[tuple[Tool, list[Tool]]] = []
+    return groups, similar
+
+
+def _near_duplicate_summaries(tools: list[Tool]) -> Iterator[tuple[Tool, list[Tool], int]]:
+    """`near_duplicates`, each tool with only the first MAX_NAMED others and how many there are:
+    never a list of every other tool for every tool."""
+    groups, similar = _similar_groups(tools)
+    sets = list(groups)
     for i, ws in enumerate(sets):
-        members = sorted(m for j in similar[i] for m in groups[sets[j]])
+        near = [groups[sets[j]] for j in similar[i]]
+        count = sum(len(g) for g in near) + len(groups[ws]) - 1
+        if count == 0:
+            continue
+        first = heapq.nsmallest(MAX_NAMED + 1, (m for g in (groups[ws], *near) for m in g))
         for own in groups[ws]:
-            others = [tools[m] for m in members if m != own]
-            if others:
-                out.append((tools[own], others))
-    return out
+            yield tools[own], [tools[m] for m in first if m != own][:MAX_NAMED], count
 
 
 def _near_duplicates(tools: list[Tool]) -> Iterator[tuple[Tool, Diagnostic]]:
-    for tool, others in near_duplicates(tools):
+    for tool, others, count in _near_duplicate_summaries(tools):
         named = ", ".join(f"`{o.id}`" for o in others[:MAX_NAMED])
-        more = f" and {len(others) - MAX_NAMED} more" if len(others) > MAX_NAMED else ""
+        more = f" and {count - MAX_NAMED} more" if count > MAX_NAMED else ""
         yield tool, _finding(tool, "quality-near-duplicate",
                              f"the description shares at least {NEAR_DUPLICATE:.0%} of its words with that of {named}{more}: "
                              "an agent cannot tell which to pick", _line(tool, "description"))

@@ -51,8 +51,10 @@ around it is killed) ends daemons too. Exit status 125: Landlock is unavailable.
 from __future__ import annotations
 
 import ctypes
+import io
 import os
 import signal
+import socket
 import sys
 
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446  # the same on x86_64 and arm64
@@ -88,10 +90,10 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-_libc = None
+_libc: ctypes.CDLL | None = None
 
 
-def _c():
+def _c() -> ctypes.CDLL:
     global _libc
     if _libc is None:
         _libc = ctypes.CDLL(None, use_errno=True)
@@ -99,8 +101,8 @@ def _c():
     return _libc
 
 
-def _syscall(*args) -> int:
-    result = _c().syscall(*args)
+def _syscall(*args: object) -> int:
+    result = int(_c().syscall(*args))
     if result < 0:
         error = ctypes.get_errno()
         raise OSError(error, os.strerror(error))
@@ -108,7 +110,7 @@ def _syscall(*args) -> int:
 
 
 def _prctl(option: int, value: int) -> int:
-    return _c().prctl(ctypes.c_int(option), ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
+    return int(_c().prctl(ctypes.c_int(option), ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)))
 
 
 def abi_version() -> int:
@@ -371,7 +373,7 @@ def describe(number: int, args: tuple[int, ...]) -> str:
     return f"socket:family-{family}"
 
 
-def answer(listener: int, out) -> None:  # noqa: ANN001 - a text file
+def answer(listener: int, out: io.TextIOBase) -> None:
     """Answer every refused call with EACCES, writing one line per call (`describe`) to `out`."""
     import fcntl
     import struct
@@ -517,83 +519,89 @@ def _end_with_parent() -> None:
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def main(args: list[str]) -> int:
-    read, write, hide, cwd, network = [], [], [], None, False
-    execs: list[str] | None = None
-    record = ""
-    only_exec = False
+class _Options:
+    """The launcher's command line (see `main`)."""
+
+    def __init__(self) -> None:
+        self.read: list[str] = []
+        self.write: list[str] = []
+        self.hide: list[str] = []
+        self.cwd: str | None = None
+        self.network = False
+        self.execs: list[str] | None = None
+        self.record = ""
+        self.only_exec = False
+        self.command: list[str] = []
+
+
+def _parse(args: list[str]) -> _Options | str:
+    """The options, or the error message for a bad command line."""
+    opts = _Options()
     i = 0
     while i < len(args) and args[i] != "--":
         option = args[i]
         if option in ("--net", "--only-exec"):
-            network, only_exec = network or option == "--net", only_exec or option == "--only-exec"
+            opts.network = opts.network or option == "--net"
+            opts.only_exec = opts.only_exec or option == "--only-exec"
             i += 1
             continue
         if option not in ("--ro", "--rw", "--hide", "--cwd", "--exec", "--refusals") or i + 1 >= len(args):
-            print(f"landlock launcher: bad option {option!r}", file=sys.stderr)
-            return 2
+            return f"landlock launcher: bad option {option!r}"
         value = args[i + 1]
         i += 2
-        if option == "--ro":
-            read.append(value)
-        elif option == "--rw":
-            write.append(value)
-        elif option == "--hide":
-            hide.append(value)
+        if option in ("--ro", "--rw", "--hide"):
+            {"--ro": opts.read, "--rw": opts.write, "--hide": opts.hide}[option].append(value)
         elif option == "--exec":
-            execs = [*(execs or []), value]
+            opts.execs = [*(opts.execs or []), value]
         elif option == "--refusals":
-            record = value
+            opts.record = value
         else:
-            cwd = value
-    command = args[i + 1:]
-    if not command:
-        print("landlock launcher: no command", file=sys.stderr)
-        return 2
-    if abi_version() < 1:
-        print("landlock launcher: Landlock is unavailable", file=sys.stderr)
-        return 125
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    _end_with_parent()  # before the fork: the child resets its handlers when it execs the command
-    import socket
+            opts.cwd = value
+    opts.command = args[i + 1:]
+    return opts if opts.command else "landlock launcher: no command"
 
-    parent_end, child_end = socket.socketpair() if record else (None, None)
-    # Opened before the tool starts: an open after it would be traced as the tool's.
-    out = open(record, "a", encoding="utf-8") if record else None  # noqa: SIM115 - the answering thread closes it
-    child = os.fork()
-    if child == 0:
-        try:
-            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-            _drop_capabilities()
-            abi = restrict(read, write, hide, network, execs, only_exec)
-            if not only_exec:
-                listener = install_socket_filter(network, tcp_refused=abi >= 4, notify=child_end is not None)
-                if child_end is not None:
-                    # The listener goes to the launcher, and never stays with the tool (which
-                    # could answer its own refusals).
-                    socket.send_fds(child_end, [b"L"], [listener] if listener >= 0 else [])
-                    if listener >= 0:
-                        os.close(listener)
-                    child_end.close()
-                    parent_end.close()  # type: ignore[union-attr]
-            _stay_in_the_group()
-            if cwd:
-                os.chdir(cwd)
-            os.execvp(command[0], command)
-        except BaseException as exc:  # noqa: BLE001 - anything: report it and exit like exec failed
-            print(f"landlock launcher: {command[0]}: {exc}", file=sys.stderr)
-            os._exit(127 if isinstance(exc, FileNotFoundError) else 126)
-    if parent_end is not None and child_end is not None:
-        import threading
 
-        child_end.close()
-        try:
-            _, fds, _, _ = socket.recv_fds(parent_end, 1, 1)
-        except OSError:
-            fds = []
-        parent_end.close()
-        if fds:
-            threading.Thread(target=answer, args=(fds[0], out), daemon=True).start()
+def _child(opts: _Options, parent_end: socket.socket | None, child_end: socket.socket | None) -> None:
+    """In the forked child: restrict, hand the socket filter's listener over, exec the command."""
+    command = opts.command
+    try:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        _drop_capabilities()
+        abi = restrict(opts.read, opts.write, opts.hide, opts.network, opts.execs, opts.only_exec)
+        if not opts.only_exec:
+            listener = install_socket_filter(opts.network, tcp_refused=abi >= 4, notify=child_end is not None)
+            if child_end is not None and parent_end is not None:
+                # The listener goes to the launcher, and never stays with the tool (which
+                # could answer its own refusals).
+                socket.send_fds(child_end, [b"L"], [listener] if listener >= 0 else [])
+                if listener >= 0:
+                    os.close(listener)
+                child_end.close()
+                parent_end.close()
+        _stay_in_the_group()
+        if opts.cwd:
+            os.chdir(opts.cwd)
+        os.execvp(command[0], command)
+    except BaseException as exc:  # noqa: BLE001 - anything: report it and exit like exec failed
+        print(f"landlock launcher: {command[0]}: {exc}", file=sys.stderr)
+        os._exit(127 if isinstance(exc, FileNotFoundError) else 126)
+
+
+def _answer_refusals(parent_end: socket.socket, child_end: socket.socket, out: io.TextIOBase | None) -> None:
+    """Receive the socket filter's listener from the child and answer its refusals on a thread."""
+    import threading
+
+    child_end.close()
+    try:
+        _, fds, _, _ = socket.recv_fds(parent_end, 1, 1)
+    except OSError:
+        fds = []
+    parent_end.close()
+    if fds and out is not None:
+        threading.Thread(target=answer, args=(fds[0], out), daemon=True).start()
+
+
+def _wait(child: int) -> int:
     status = 0
     while True:
         try:
@@ -606,6 +614,27 @@ def main(args: list[str]) -> int:
     _kill_descendants()
     code = os.waitstatus_to_exitcode(status)
     return code if code >= 0 else 128 - code  # killed by a signal: the shell's convention
+
+
+def main(args: list[str]) -> int:
+    opts = _parse(args)
+    if isinstance(opts, str):
+        print(opts, file=sys.stderr)
+        return 2
+    if abi_version() < 1:
+        print("landlock launcher: Landlock is unavailable", file=sys.stderr)
+        return 125
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    _end_with_parent()  # before the fork: the child resets its handlers when it execs the command
+    parent_end, child_end = socket.socketpair() if opts.record else (None, None)
+    # Opened before the tool starts: an open after it would be traced as the tool's.
+    out = open(opts.record, "a", encoding="utf-8") if opts.record else None  # noqa: SIM115 - the answering thread closes it
+    child = os.fork()
+    if child == 0:
+        _child(opts, parent_end, child_end)
+    if parent_end is not None and child_end is not None:
+        _answer_refusals(parent_end, child_end, out)
+    return _wait(child)
 
 
 if __name__ == "__main__":

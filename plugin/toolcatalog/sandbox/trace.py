@@ -261,39 +261,49 @@ class _Parser:
 
     def _call(self, pid: str, name: str, args: str, ok: bool, ret: str) -> None:
         argv = _split_args(args)
-        fds = self.fds.setdefault(pid, {})
         if name in ("execve", "execveat"):
-            if ok:
-                self._exec(pid, args)
-            elif self.error in ("EACCES", "EPERM"):
-                first = _STR.search(args)
-                if first and _unescape(first.group(1)) not in self.seen.refused:
-                    self.seen.refused.append(_unescape(first.group(1)))
-        elif name == "chdir" and ok:
+            self._execve(pid, args, ok)
+        elif name in ("chdir", "fchdir"):
+            self._chdir(pid, name, args, argv, ok)
+        elif name in ("connect", "sendto", "sendmsg", "sendmmsg", "bind"):
+            self._network(name, argv, ok)
+        elif name in ("open", "openat", "openat2", "creat"):
+            self._open(pid, name, argv, ok, ret)
+        elif name in PATH_WRITES:
+            self._path_write(pid, name, argv, ok)
+
+    def _execve(self, pid: str, args: str, ok: bool) -> None:
+        if ok:
+            self._exec(pid, args)
+        elif self.error in ("EACCES", "EPERM"):
+            first = _STR.search(args)
+            if first and _unescape(first.group(1)) not in self.seen.refused:
+                self.seen.refused.append(_unescape(first.group(1)))
+
+    def _chdir(self, pid: str, name: str, args: str, argv: list[str], ok: bool) -> None:
+        fds = self.fds.setdefault(pid, {})
+        if name == "chdir" and ok:
             first = _STR.search(args)
             if first:
                 self.cwds[pid] = self._resolve(pid, None, _unescape(first.group(1)))
         elif name == "fchdir" and ok and argv:
             if argv[0] in fds:
                 self.cwds[pid] = fds[argv[0]]
-        elif name in ("connect", "sendto", "sendmsg", "sendmmsg", "bind"):
-            for arg in argv[1:]:
-                address = _address(arg)
-                if address is None:
-                    continue
-                outcome = "" if ok else (self.error or "?")
-                if address.startswith("unix:/"):
-                    # A path socket: only one reached counts (a bind makes the tool's own; a
-                    # missing one, such as nscd's, went nowhere).
-                    if outcome in ("", "EINPROGRESS", "EAGAIN") and name != "bind":
-                        self.seen.connections.append((address, outcome))
-                else:
+
+    def _network(self, name: str, argv: list[str], ok: bool) -> None:
+        for arg in argv[1:]:
+            address = _address(arg)
+            if address is None:
+                continue
+            outcome = "" if ok else (self.error or "?")
+            if address.startswith("unix:/"):
+                # A path socket: only one reached counts (a bind makes the tool's own; a
+                # missing one, such as nscd's, went nowhere).
+                if outcome in ("", "EINPROGRESS", "EAGAIN") and name != "bind":
                     self.seen.connections.append((address, outcome))
-                break
-        elif name in ("open", "openat", "openat2", "creat"):
-            self._open(pid, name, argv, ok, ret)
-        elif name in PATH_WRITES:
-            self._path_write(pid, name, argv, ok)
+            else:
+                self.seen.connections.append((address, outcome))
+            break
 
     def _open(self, pid: str, name: str, argv: list[str], ok: bool, ret: str) -> None:
         if name in ("open", "creat"):

@@ -15,12 +15,13 @@ import hashlib
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from . import nofollow
 
 MAX_ENTRIES = 20_000  # per folder: past this the picture stops (and the result says truncated)
 
-Picture = dict[str, tuple]
+Picture = dict[str, tuple[Any, ...]]
 
 
 def picture(root: Path, hash_files: bool) -> tuple[Picture, bool]:
