@@ -236,11 +236,20 @@ def kind_of(tool: Tool) -> KindClaim:
 
 def _named(change: FileChange) -> str:
     if change.where == SCRATCH:
-        rest = change.path[len(HOME):].lstrip("/")
-        return f"{change.change} ~/{rest} (in HOME: outside a sandbox it would persist)"
+        return f"{change.change} {home_path(change)} (in HOME: outside a sandbox it would persist)"
     if change.where == WORKSPACE:
         return f"{change.change} the workspace file {change.path}"
     return f"{change.change} {change.path}"
+
+
+def in_home(change: FileChange) -> bool:
+    """A write in the run's HOME (inside its scratch folder): thrown away by the sandbox, but it
+    names what the tool would leave in the user's home folder anywhere else."""
+    return change.where == SCRATCH and (change.path == HOME or change.path.startswith(HOME + "/"))
+
+
+def home_path(change: FileChange) -> str:
+    return "~/" + change.path[len(HOME):].lstrip("/")
 
 
 def writes_outside(report: SandboxReport | None) -> tuple[str, ...]:
@@ -250,8 +259,7 @@ def writes_outside(report: SandboxReport | None) -> tuple[str, ...]:
         return ()
     out = []
     for change in report.observed.files:
-        in_home = change.where == SCRATCH and (change.path == HOME or change.path.startswith(HOME + "/"))
-        if change.where in (WORKSPACE, ELSEWHERE) or in_home:
+        if change.where in (WORKSPACE, ELSEWHERE) or in_home(change):
             out.append(_named(change))
     return tuple(out)
 
