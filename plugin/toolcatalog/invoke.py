@@ -40,6 +40,14 @@ EXIT_RULE = ("exit code 0: success, stdout is the result; non-zero: failure (whe
              "stdout still holds the JSON error envelope)")
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _folder(source: str) -> str:
     return posixpath.dirname(source) or "."
 
@@ -74,16 +82,15 @@ def _driver(driver: Driver, tool: Tool) -> dict[str, Any]:
     base: dict[str, Any] = {"driver": driver.id, "valid": driver.valid, "cwd": _folder(driver.source),
                             "ran": driver.run_status.get(tool.id)}
     if driver.kind == "cli":
-        cli = metadata.get("cli") if isinstance(metadata.get("cli"), dict) else {}
-        template = cli.get("argv") if isinstance(cli.get("argv"), list) else []
-        bin_args = f.get("bin_args") if isinstance(f.get("bin_args"), list) else []
+        template = _list(_dict(metadata.get("cli")).get("argv"))
+        bin_args = _list(f.get("bin_args"))
         return {**base, "protocol": "cli", "bin": f.get("bin"), "bin_args": [str(a) for a in bin_args],
                 "argv_template": [str(a) for a in template], "bindings": _bindings(template),
                 "drop_inputs": list(entry.drop_inputs) if entry else [], "stdout": "one JSON value: the output"}
     if driver.kind == "mcp":
-        server = f.get("server") if isinstance(f.get("server"), dict) else {}
-        args = server.get("args") if isinstance(server.get("args"), list) else []
-        mcp = metadata.get("mcp") if isinstance(metadata.get("mcp"), dict) else {}
+        server = _dict(f.get("server"))
+        args = _list(server.get("args"))
+        mcp = _dict(metadata.get("mcp"))
         return {**base, "protocol": "mcp", "transport": f.get("transport"),
                 "command": [str(server.get("path"))] + [str(a) for a in args] if server.get("path") else [],
                 "tool_name": str(mcp.get("tool_name") or tool.id), "arguments": "the input object"}

@@ -298,7 +298,7 @@ def dumps_tool_file(schema: str, entry: dict[str, Any], entry_text: str) -> str:
 
 def _scrub_entry(entry: dict[str, Any], scrub: Any) -> dict[str, Any]:
     """Strip machine-specific paths from what running the tool produced; contract data stays as written."""
-    out = clean(entry)
+    out: dict[str, Any] = clean(entry)
     # `clean(..., scrub)` below builds new values, so these keep the contract's text as written.
     contract_examples = [(example["input"], example["output"]) for example in out["examples"]]
     contract_drivers = [

@@ -45,7 +45,8 @@ from typing import Any, Iterable
 
 from .. import claims, invoke
 from ..model import WARNING, Catalog, Diagnostic, Tool
-from .catalog_json import clean, dumps, dumps_catalog
+from ..scrub import clean
+from .catalog_json import dumps, dumps_catalog
 from .site import Site, reference
 
 MCP_REVISION = "2026-07-28"
@@ -242,7 +243,7 @@ def item(entry: dict[str, Any], name: str, capability: str | None = None) -> dic
         meta[m + "coverage"] = {"total": cov["total"], **{key: d["score"] for key, d in cov["dimensions"].items()}}
         meta[m + "quality-findings"] = entry["quality"]["findings"]
     out["_meta"] = meta
-    made = clean(out)
+    made: dict[str, Any] = clean(out)
     if not MCP_NAME.match(made["name"]) or made["inputSchema"] is None or made["inputSchema"].get("type") != "object":
         raise McpShapeError(f"MCP tool {made['name']!r} breaks the MCP Tool shape")
     return made

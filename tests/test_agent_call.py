@@ -1,0 +1,41 @@
+"""examples/agent/call_tool.py against the real demo: a real `toolcatalog export` of the project's
+own examples (in this process), then the script as its own process, which picks a passed,
+observed read-only, deterministic tool by the catalog's claims, builds the call from its
+`invoke` block and runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sitebuild import REPO, toolcatalog
+from toolcatalog import sandbox
+
+SCRIPT = REPO / "examples" / "agent" / "call_tool.py"
+FACTS = sandbox.probe("auto")
+
+
+@pytest.mark.skipif(FACTS.mechanism is None or FACTS.tracer is None, reason="the demo's runs are verified only when sandboxed and traced")
+def test_agent_picks_a_verified_deterministic_tool_and_calls_it(tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    result = toolcatalog("export", "-o", str(out), str(REPO), cwd=REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    catalog = json.loads((out / "catalog.json").read_text(encoding="utf-8"))
+    done = subprocess.run([sys.executable, str(SCRIPT), str(out / "catalog.json"), str(REPO)],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    call = json.loads(done.stdout)
+    entry = next(t for t in catalog["tools"] if t["id"] == call["tool"])
+    claims = entry["claims"]
+    # What it picked is what the evidence supports, and nothing it must not use.
+    assert entry["status"] == "passed" and claims["usable"] and claims["effects"]["read_only"] and claims["effects"]["verified"]
+    kinds = {c["name"]: c["kind"] for c in claims["kind"]["capabilities"]}
+    assert (kinds[call["capability"]] if call["capability"] else claims["kind"]["value"]) == "deterministic"
+    assert call["tool"] != "repo-stats"  # labels `loc` deterministic without disclosing model use
+    assert call["exit_code"] == 0 and isinstance(call["output"], dict)
+    if call["tool"] == "textkit":
+        assert call["capability"] == "stats" and call["output"].get("words") == 2  # "hello world"
