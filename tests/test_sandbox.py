@@ -289,9 +289,10 @@ def test_the_sort_output_injection_writes_nothing_and_is_reported(tmp_path: Path
     assert not target.exists()
     # Agents are not told it is read-only any more: the contract says so, the run said otherwise.
     [entry] = catalog_document(catalog)["tools"]
-    assert entry["annotations"]["readOnlyHint"] is False and "destructiveHint" not in entry["annotations"]
-    assert entry["annotation_reasons"]["readOnlyHint"]["fields"] == ["mutates", "observed"]
-    assert entry["effects"]["read_only"] is True  # what the contract declares stays as declared
+    assert entry["annotations"]["readOnlyHint"] is False and entry["annotation_reasons"]["destructiveHint"]["fields"] == []
+    assert entry["annotation_reasons"]["readOnlyHint"]["fields"] == ["observed"]
+    # The observed effect wins in `effects.read_only`; what the contract declares stays beside it.
+    assert entry["effects"]["read_only"] is False and entry["effects"]["declared_read_only"] is True
     # Unsandboxed, manifest text alone makes the build write a file outside the repository.
     try:
         run_check(ws, sandbox="off")
