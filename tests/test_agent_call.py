@@ -39,3 +39,31 @@ def test_agent_picks_a_verified_deterministic_tool_and_calls_it(tmp_path: Path) 
     assert call["exit_code"] == 0 and isinstance(call["output"], dict)
     if call["tool"] == "textkit":
         assert call["capability"] == "stats" and call["output"].get("words") == 2  # "hello world"
+
+
+def test_no_demo_claim_is_stronger_than_its_evidence(tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    result = toolcatalog("export", "-o", str(out), str(REPO), cwd=REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    catalog = json.loads((out / "catalog.json").read_text(encoding="utf-8"))
+    listed = {t["_meta"]["toolcatalog/id"] for t in json.loads((out / "mcp-tools.json").read_text(encoding="utf-8"))["tools"]}
+    llms_text = (out / "llms.txt").read_text(encoding="utf-8")
+    for tool in catalog["tools"]:
+        claims, checks = tool["claims"], {c["id"]: c["status"] for c in tool["checks"]}
+        kind, effects = claims["kind"], claims["effects"]
+        if kind["value"] == "deterministic":
+            assert "metadata.model_backed" in kind["evidence"] or checks.get("help-discloses-model-backed") == "passed", tool["id"]
+        for capability in kind["capabilities"]:
+            if capability["kind"] == "deterministic":
+                assert checks.get("help-discloses-model-backed") == "passed", tool["id"]
+        if effects["badge"] == "verified":
+            assert tool["verification"]["verified_no_effects"] and tool["verification"]["sandboxed"], tool["id"]
+        if tool["annotations"]["readOnlyHint"]:
+            assert not tool["verification"]["caught_mutating"] and (effects["verified"] or effects["declared_read_only"]), tool["id"]
+        assert tool["effects"]["read_only"] == effects["read_only"] and tool["kind"] == kind["value"], tool["id"]
+        if tool["id"] in listed:
+            assert claims["usable"], tool["id"]
+        assert (f"(`{tool['id']}`" in llms_text.partition("## Do not use")[0]) == claims["usable"], tool["id"]
+    repo_stats = next(t for t in catalog["tools"] if t["id"] == "repo-stats")
+    assert repo_stats["kind"] != "deterministic" and all(c["kind"] != "deterministic" for c in repo_stats["capabilities"])
+    assert all(t["kind"] != "deterministic" for t in catalog["tools"] if t["format"] == "speccify")

@@ -421,7 +421,10 @@ def test_pages_and_the_index_show_what_was_observed(tmp_path: Path) -> None:
     entries = {t["id"]: t for t in site_catalog(tmp_path)["tools"]}
     assert entries["writer"]["sandbox"]["caught_mutating"] and entries["quiet"]["sandbox"]["verified_no_effects"]
     llms = (site / "llms.txt").read_text()
-    assert "failed, declared no effects but caught with an undeclared one" in llms and llms.count("caught") == 1
+    line = next(x for x in llms.splitlines() if "(`writer`" in x)
+    assert "failed, kind no-model-declared, declared no effects but caught with an undeclared one" in line
+    assert llms.index(line) > llms.index("## Do not use") and "(`quiet`" in llms.partition("## Do not use")[0]
+    assert sum("declared no effects but caught" in x for x in llms.splitlines()) == 1
     assert not tmp_file.exists()
 
     mkdocs_project(tmp_path, {"cache": False, "sandbox": "off"})

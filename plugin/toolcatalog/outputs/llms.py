@@ -3,6 +3,11 @@
 With the catalog document at hand it also publishes the digests (`integrity`): the catalog's on
 a `Catalog digest:` line, and each tool's entry digest at the end of its list item, so an agent
 that reads only llms.txt can still check what it fetches (`toolcatalog verify` does it).
+
+`## Tools` lists the tools an agent can use (`claims.Claims.usable`); the rest (failed, invalid, or
+caught with an undeclared effect) come under DO_NOT_USE, each with the reason, never under
+llms.txt's `## Optional` (which means "skippable context"). The file is a pure function of the
+published catalog document (`from_catalog`), which reads only each entry's `projection`.
 """
 
 from __future__ import annotations

@@ -6,10 +6,19 @@ MCP export rules (all documented decisions, docs/catalog-json.md):
   hints that revision requires: `ttlMs` (option `mcp_ttl_ms`) and `cacheScope` (option
   `mcp_cache_scope`). Tools are listed in catalog order (id, then source), which the revision
   asks for ("deterministic order").
-- Only valid tools are exported. An invalid one, and a tool whose `inputs` cannot be an MCP
-  `inputSchema`, is left out with a catalog-level `warning` diagnostic (code `mcp-omitted`,
-  path = the manifest) in catalog.json; a tool whose status is listed in the `mcp_exclude`
-  option is left out with an `mcp-excluded` one. Both only when the MCP output is on.
+- Which tools: by default (`mcp_list: usable`) only those an agent can use
+  (`claims.Claims.usable`: valid, passed or not run for a reason that is no failure, never caught
+  with an undeclared effect); a smart tool is listed once per capability that is deterministic by
+  the evidence, as `<id>.<capability>`, whose `inputSchema` is one `args` string array (the words
+  after the capability's name; the entry's `invoke` block has the argv). `mcp_list: all` lists
+  every valid tool and every capability. An invalid tool, and a tool whose `inputs` cannot be an
+  MCP `inputSchema`, is left out with a catalog-level `warning` diagnostic (code `mcp-omitted`,
+  path = the manifest) in catalog.json; a tool whose status is listed in the `mcp_exclude` option
+  is left out with an `mcp-excluded` one. Both only when the MCP output is on. A tool left out as
+  unusable gets none (its entry's `claims.usable_why` says why).
+- The list is a pure function of the published catalog document (`from_catalog`): every item is
+  made from its catalog entry alone (`item`), and the selection reads the same values from a Tool
+  before its entry exists (`row_of_tool`) as from the entry (`row_of_entry`).
 - `inputSchema`: the tool's `inputs` when its root is an object schema (`type: object`, or no
   `type`, or a `type` list holding `object`: `type` is then set to `object`, which MCP requires
   and which only narrows to the objects every MCP call passes). A root that cannot be an object
@@ -20,8 +29,10 @@ MCP export rules (all documented decisions, docs/catalog-json.md):
   Schema there, not only objects); otherwise absent.
 - Both schemas get `"$schema"` for JSON Schema 2020-12 when the contract's has none (2020-12 is
   what the project validates such schemas as, and MCP's default); a declared one is kept.
-- `annotations`: the catalog entry's (`safety.hints`); why each holds is in
-  `_meta["toolcatalog/annotation-reasons"]`.
+- `annotations`: the catalog entry's (`claims.hints_of`: from the contract and from observation;
+  a hint neither supports is MCP's default, stated), always present; why each holds is in
+  `_meta["toolcatalog/annotation-reasons"]`, the whole claims record in `_meta["toolcatalog/claims"]`.
+- `title`: the manifest's name (a capability's: `name: capability`), only when it differs from `name`.
 - `name`: the tool id when it is already 1-128 characters of `[A-Za-z0-9_.-]`; otherwise every
   run of other characters becomes `_`, cut to 128; a clash with an earlier name (tools in id
   order) gets `_2`, `_3`, ... `_meta["toolcatalog/id"]` always carries the original id.
