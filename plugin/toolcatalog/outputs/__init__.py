@@ -42,7 +42,15 @@ def _mcp_plan(catalog: Catalog, options: Options) -> mcp.McpPlan | None:
     return mcp.plan(catalog, posixpath.basename(paths.mcp), options.mcp_exclude, options.mcp_list == "all")
 
 
-def catalog_document(catalog: Catalog, options: Options | None = None, site: Site | None = None) -> dict:
+def _mcp_names(plan: mcp.McpPlan | None) -> dict[tuple[str, str], list[tuple[str, str | None]]]:
+    """(id, source) -> the MCP items made of that entry: (name, smart tool capability or None)."""
+    names: dict[tuple[str, str], list[tuple[str, str | None]]] = {}
+    for tool, name, capability in (plan.tools if plan else []):
+        names.setdefault((tool.id, tool.source), []).append((name, capability))
+    return names
+
+
+def catalog_document(catalog: Catalog, options: Options | None = None, site: Site | None = None) -> dict[str, Any]:
     """The catalog document exactly as `render` publishes it (with the MCP list's omissions when
     that output is on). Raises ExportError."""
     options = options or Options()
@@ -75,9 +83,7 @@ def render(catalog: Catalog, options: Options | None = None, site: Site | None =
         files[path] = text
 
     mcp_plan = _mcp_plan(catalog, options)
-    mcp_names: dict[tuple[str, str], list[tuple[str, str | None]]] = {}
-    for tool, name, capability in (mcp_plan.tools if mcp_plan and paths.mcp else []):
-        mcp_names.setdefault((tool.id, tool.source), []).append((name, capability))
+    mcp_names = _mcp_names(mcp_plan if paths.mcp else None)
     tool_files: dict[str, tuple[str, str]] = {}  # site path -> (text, tool id)
     entry_texts: list[str] = []
     mcp_texts: list[str] = []
