@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcp import types as mcp_types
 
 from sitebuild import REPO, toolcatalog
 from toolcatalog import sandbox
@@ -46,7 +47,11 @@ def test_no_demo_claim_is_stronger_than_its_evidence(tmp_path: Path) -> None:
     result = toolcatalog("export", "-o", str(out), str(REPO), cwd=REPO)
     assert result.returncode == 0, result.stdout + result.stderr
     catalog = json.loads((out / "catalog.json").read_text(encoding="utf-8"))
-    listed = {t["_meta"]["toolcatalog/id"] for t in json.loads((out / "mcp-tools.json").read_text(encoding="utf-8"))["tools"]}
+    mcp_list = json.loads((out / "mcp-tools.json").read_text(encoding="utf-8"))
+    # The official SDK's types accept the list and every tool, each with its annotations.
+    assert len(mcp_types.ListToolsResult.model_validate(mcp_list).tools) == len(mcp_list["tools"]) > 0
+    assert all(mcp_types.Tool.model_validate(t).annotations is not None for t in mcp_list["tools"])
+    listed = {t["_meta"]["toolcatalog/id"] for t in mcp_list["tools"]}
     llms_text = (out / "llms.txt").read_text(encoding="utf-8")
     for tool in catalog["tools"]:
         claims, checks = tool["claims"], {c["id"]: c["status"] for c in tool["checks"]}
