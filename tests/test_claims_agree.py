@@ -167,4 +167,6 @@ def test_mcp_list_validates_against_the_sdk(sandboxed_site: Path) -> None:
     assert len(result.tools) == len(data["tools"]) > 0
     for raw in data["tools"]:
         tool = mcp_types.Tool.model_validate(raw)
-        assert tool.annotations is not None and tool.annotations.read_only_hint is not None
+        assert tool.annotations is not None
+        # (mcp 2.x names the field read_only_hint, 1.x readOnlyHint)
+        assert getattr(tool.annotations, "read_only_hint", getattr(tool.annotations, "readOnlyHint", None)) is not None
