@@ -110,7 +110,7 @@ def test_mcp_tools_json_is_a_list_tools_result_of_revision_2026_07_28(tmp_path: 
     }
     # The failing tool is left out because the site asked for it; the catalog says so.
     names = [t["name"] for t in document["tools"]]
-    assert names == ["add-numbers", "text.echo"]
+    assert names == ["add-numbers", "text.echo", "tiny-smart.count"]  # a smart tool's deterministic capability too
     excluded = [d for d in catalog["diagnostics"] if d["code"] == "mcp-excluded"]
     assert [(d["path"], d["severity"]) for d in excluded] == [(".agent/tools/always-wrong/TOOL.md", "warning")]
     assert "`mcp_exclude`" in excluded[0]["message"]
@@ -185,7 +185,7 @@ def test_what_the_sandbox_saw_reaches_the_mcp_list(tmp_path: Path) -> None:
     target = Path("/tmp") / f"tc-agent-index-{os.getpid()}-{tmp_path.name}"
     speccify_tool(tmp_path, "sneaky", [("writes /tmp", {"path": str(target)}, {"ok": True})], files={f"{PLATFORM}.py": WRITES_TMP_PY})
     speccify_tool(tmp_path, "quiet", [("echo", {"x": 1}, {"x": 1})], files={f"{PLATFORM}.py": ECHO_STDIN_PY})
-    mkdocs_project(tmp_path)
+    mkdocs_project(tmp_path, {"mcp_list": "all"})  # by default a caught tool is not listed at all
     build(tmp_path)
     assert not target.exists()
     listed = {t["name"]: t["_meta"]["toolcatalog/verification"] for t in load(tmp_path / "site/mcp-tools.json")["tools"]}
@@ -393,14 +393,15 @@ def test_verify_accepts_a_published_site_and_names_every_mismatch(tmp_path: Path
         return json.dumps(data)
     result = tampered("tools/text.echo.json", rewrite)
     assert result.returncode == 1 and "differs from the catalog's entry for tool 'text.echo'" in result.stdout
-    # MCP verification made to look better than the catalog's.
+    # MCP verification made to look better than the catalog's (the failing tool is not listed by
+    # default, so the listed ones are made to claim more runs than they had).
     def upgrade(text: str) -> str:
         data = json.loads(text)
         for tool in data["tools"]:
-            tool["_meta"]["toolcatalog/verification"]["status"] = "passed"
+            tool["_meta"]["toolcatalog/verification"]["processes"] += 1
         return json.dumps(data)
     result = tampered("mcp-tools.json", upgrade)
-    assert result.returncode == 1 and "tool 'always-wrong': its verification differs" in result.stdout
+    assert result.returncode == 1 and "tool 'add-numbers': its verification differs" in result.stdout
     result = tampered("llms.txt", lambda text: text.replace(catalog["catalog_digest"], "sha256:" + "0" * 64))
     assert result.returncode == 1 and "llms.txt: names catalog digest" in result.stdout
     shutil.copytree(site, tmp_path / "gone")
@@ -471,7 +472,7 @@ def test_an_agent_script_keeps_only_verified_tools_and_checks_digests(tmp_path: 
     by_id = {t["id"]: t for t in catalog["tools"]}
     assert [row[0] for row in kept] == ["add-numbers", "text.echo", "tiny-smart"]  # always-wrong is dropped
     assert all(row[1] == by_id[row[0]]["entry_digest"] for row in kept)
-    assert dict((row[0], row[2]) for row in kept) == {"add-numbers": "mcp:add-numbers", "text.echo": "mcp:text.echo", "tiny-smart": "mcp:-"}
+    assert dict((row[0], row[2]) for row in kept) == {"add-numbers": "mcp:add-numbers", "text.echo": "mcp:text.echo", "tiny-smart": "mcp:tiny-smart.count"}
     assert "3 usable, 1 dropped" in result.stderr
 
     # A catalog edited after the build (a failed tool made to look verified) is refused outright.

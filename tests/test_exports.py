@@ -92,7 +92,7 @@ def test_shipped_schema_is_a_valid_2020_12_schema() -> None:
 def test_demo_site_publishes_every_output_and_each_validates(demo_site: Path) -> None:
     data = json.loads((demo_site / "catalog.json").read_text(encoding="utf-8"))
     validate_catalog(data)
-    assert data["$schema"] == "schemas/catalog-v2.schema.json"
+    assert data["$schema"] == catalog_json.SCHEMA_ID  # absolute and stable, whatever the site
     assert data["version"] == 2 and data["generator"]["name"] == "mkdocs-toolcatalog"
     assert "generated_at" not in data
     ids = [(t["id"], t["source"]) for t in data["tools"]]
@@ -106,7 +106,7 @@ def test_demo_site_publishes_every_output_and_each_validates(demo_site: Path) ->
         assert tool["page"] == tool["url"] and (demo_site / tool["url"] / "index.html").is_file()
         assert tool["json"] and tool["json"].startswith("tools/")
         one = json.loads((demo_site / tool["json"]).read_text(encoding="utf-8"))
-        assert one.pop("$schema") == "../schemas/catalog-v2.schema.json#/$defs/tool"
+        assert one.pop("$schema") == catalog_json.SCHEMA_ID + "#/$defs/tool"
         assert one == tool
         validate_tool_file(one)
 
@@ -115,8 +115,10 @@ def test_demo_site_publishes_every_output_and_each_validates(demo_site: Path) ->
     exported = {t["_meta"]["toolcatalog/id"] for t in mcp["tools"]}
     omitted = {d["path"] for d in data["diagnostics"] if d["code"] == "mcp-omitted"}
     for tool in data["tools"]:
-        # Every tool is either exported or left out with a diagnostic naming its manifest.
-        assert (tool["id"] in exported) != (tool["source"] in omitted), tool["id"]
+        # Every tool is exported, left out with a diagnostic naming its manifest, or one an agent
+        # should not use (its `claims.usable_why` says why; `mcp_list: all` lists it).
+        left_out = tool["source"] in omitted or not tool["claims"]["usable"]
+        assert (tool["id"] in exported) != left_out, tool["id"]
         if not tool["valid"]:
             assert tool["id"] not in exported
 
@@ -144,8 +146,10 @@ def test_demo_annotations_follow_the_contract(demo_site: Path) -> None:
     assert tools["release.publish"]["annotation_reasons"]["destructiveHint"]["fields"] == ["risk_level"]
     for tool in tools.values():
         assert set(tool["annotation_reasons"]) == set(tool["annotations"]), tool["id"]  # every hint has its reason
-        if tool["format"] != "aip-14":
-            assert tool["annotations"] == {}, tool["id"]  # speccify and smart tools say nothing mechanical
+        if tool["format"] != "aip-14":  # no declared class: read-only only as observed, else MCP's defaults
+            observed = tool["claims"]["effects"]["source"] == "observed" and tool["claims"]["effects"]["read_only"]
+            assert tool["annotations"]["readOnlyHint"] is bool(observed), tool["id"]
+            assert tool["annotation_reasons"]["readOnlyHint"]["fields"] == (["observed"] if observed else []), tool["id"]
 
 
 # -- reproducibility --------------------------------------------------------------------------------
@@ -223,26 +227,27 @@ def test_export_writes_the_same_bytes_as_the_build(tmp_path: Path, plugin: dict[
     validate_mcp(json.loads(exported[plugin.get("mcp_file", "mcp-tools.json")]))
     if extra:
         base = "https://tools.example.org/docs/"
-        assert data["$schema"] == base + "schemas/catalog-v2.schema.json"
+        assert data["$schema"] == catalog_json.SCHEMA_ID
         echo = next(t for t in data["tools"] if t["id"] == "text.echo")
         assert echo["url"] == "tools/text.echo.html"
         assert echo["page"] == base + "tools/text.echo.html"
         assert echo["json"] == base + "api/v1/tools/text.echo.json"
         entry = json.loads(exported["api/v1/tools/text.echo.json"])
-        assert entry["$schema"] == base + "schemas/catalog-v2.schema.json#/$defs/tool"
+        assert entry["$schema"] == catalog_json.SCHEMA_ID + "#/$defs/tool"
         llms = exported["llms.txt"].decode("utf-8")
         assert "> Our agents' tools." in llms and f"]({base}tools/text.echo.html)" in llms
     else:
-        assert data["$schema"] == "schemas/catalog-v2.schema.json"
+        assert data["$schema"] == catalog_json.SCHEMA_ID  # absolute and stable, whatever the site
 
 
-def test_nested_catalog_points_at_its_schema_relatively(tmp_path: Path) -> None:
+def test_nested_catalog_points_at_its_schema_by_its_id(tmp_path: Path) -> None:
     workspace_all_formats(tmp_path)
     mkdocs_project(tmp_path, {"catalog_file": "api/v1/catalog.json", "run_examples": False})
     build(tmp_path)
     data = json.loads((tmp_path / "site/api/v1/catalog.json").read_text(encoding="utf-8"))
-    assert data["$schema"] == "../../schemas/catalog-v2.schema.json"
-    assert (tmp_path / "site/api/v1" / data["$schema"]).resolve() == (tmp_path / "site/schemas/catalog-v2.schema.json").resolve()
+    assert data["$schema"] == catalog_json.SCHEMA_ID
+    published = json.loads((tmp_path / "site/schemas/catalog-v2.schema.json").read_text(encoding="utf-8"))
+    assert published["$id"] == catalog_json.SCHEMA_ID
 
 
 def test_each_output_can_be_turned_off(tmp_path: Path) -> None:
@@ -396,7 +401,8 @@ def test_mcp_names_inputs_and_omissions() -> None:
     assert by_id["out-object"]["outputSchema"]["properties"] == {"y": {"type": "number"}}
     assert by_id["out-object"]["description"] == "Does y." and "description" not in by_id["a b"]
     assert by_id["a b"]["title"] == "a b"
-    assert "annotations" not in by_id["a b"]  # nothing declared, nothing claimed
+    # Nothing declared, nothing observed: MCP's defaults, said explicitly, with that reason.
+    assert by_id["a b"]["annotations"] == {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": True}
 
     omitted = sorted((d["path"], d["severity"]) for d in data["diagnostics"] if d["code"] == "mcp-omitted")
     assert omitted == [(f"{i}/TOOL.md", "warning") for i in ("boolean", "broken", "no-inputs", "scalar")]
@@ -413,13 +419,15 @@ def test_llms_txt_follows_the_convention(tmp_path: Path) -> None:
     assert lines[0] == "# Team tools" and lines[1] == "" and lines[2].startswith("> A verified catalog of 4 agent tools")
     tools_at = lines.index("## Tools")
     items = [line for line in lines[tools_at + 1:] if line.startswith("- ")]
-    assert items[0] == (
+    assert items[0].startswith(
         "- [add-numbers](tools/add-numbers/): Adds two numbers and says whether the sum is even. "
-        "(`add-numbers`, speccify, not-run; [JSON](tools/add-numbers.json))"
+        "(`add-numbers`, speccify, not-run, kind no-model-declared; [JSON](tools/add-numbers.json), "
     )
-    assert "## Optional" in lines  # invalid manifests go last, in the skippable section
+    # Invalid manifests go last, under a heading that says not to use them (not llms.txt's skippable "## Optional").
+    assert "## Optional" not in lines and llms.DO_NOT_USE in lines
     bad = next(line for line in lines if "bad.tool" in line)
-    assert bad.startswith("- [Bad \\[x\\](y)](tools/bad.tool/)") and "invalid manifest" in bad
+    assert lines.index(bad) > lines.index(llms.DO_NOT_USE)
+    assert bad.startswith("- [Bad \\[x\\](y)](tools/bad.tool/)") and "do not use: its manifest is invalid" in bad
     assert re.search(r"\[catalog\.json\]\(catalog\.json\).*\[mcp-tools\.json\]\(mcp-tools\.json\)", text)
 
 

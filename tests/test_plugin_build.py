@@ -43,7 +43,7 @@ def test_catalog_fields_are_normalized(site: Path) -> None:
     tools = {t["id"]: t for t in catalog(site)["tools"]}
     speccify = tools["add-numbers"]
     assert speccify["source"] == ".agent/tools/add-numbers/TOOL.md"
-    assert speccify["kind"] == "deterministic"
+    assert speccify["kind"] == "no-model-declared"  # a program naming no model is not "deterministic" on no evidence
     assert speccify["platforms"] == ["linux", "macos"]
     assert speccify["effects"]["text"] == "none; pure computation"
     assert speccify["effects"]["mutates"] is None  # speccify does not declare scopes: never guessed
@@ -65,8 +65,8 @@ def test_catalog_fields_are_normalized(site: Path) -> None:
     # Only running --help can tell: one deterministic and one model-backed capability.
     assert smart["kind"] == "mixed"
     assert smart["capabilities"] == [
-        {"name": "count", "kind": "deterministic", "summary": "Count words."},
-        {"name": "guess", "kind": "model-backed", "summary": "Guess what the text means."},
+        {"name": "count", "kind": "deterministic", "label": "deterministic", "summary": "Count words."},
+        {"name": "guess", "kind": "model-backed", "label": "model-backed", "summary": "Guess what the text means."},
     ]
 
 

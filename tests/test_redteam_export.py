@@ -290,10 +290,10 @@ def test_an_invalid_tools_id_stays_text_in_llms_txt(tmp_path: Path, tool_id: str
     llms = (out / "llms.txt").read_text(encoding="utf-8")
     rendered = MarkdownIt("commonmark").render(llms)
     assert "<img" not in rendered and "attacker.example/p.png" in rendered  # there, as text
-    assert re.findall(r"<h[1-6]>", rendered) == ["<h1>", "<h2>", "<h2>"]  # the title, Tools, Optional
+    assert re.findall(r"<h[1-6]>", rendered) == ["<h1>", "<h2>", "<h2>"]  # the title, Tools, Do not use
     assert 'href="http://attacker.example/"' not in rendered
     item = next(line for line in llms.splitlines() if "Injected" in line)
-    assert item.startswith("- [Evil](") and ", aip-14, invalid manifest" in item, item  # one list item, on one line
+    assert item.startswith("- [Evil](") and ", aip-14, invalid, " in item and "its manifest is invalid" in item, item  # one list item, on one line
     assert "\u202e" not in llms and "\\u202e" in llms  # an override a reader cannot see is written out
 
 

@@ -289,9 +289,10 @@ def test_the_sort_output_injection_writes_nothing_and_is_reported(tmp_path: Path
     assert not target.exists()
     # Agents are not told it is read-only any more: the contract says so, the run said otherwise.
     [entry] = catalog_document(catalog)["tools"]
-    assert entry["annotations"]["readOnlyHint"] is False and "destructiveHint" not in entry["annotations"]
-    assert entry["annotation_reasons"]["readOnlyHint"]["fields"] == ["mutates", "observed"]
-    assert entry["effects"]["read_only"] is True  # what the contract declares stays as declared
+    assert entry["annotations"]["readOnlyHint"] is False and entry["annotation_reasons"]["destructiveHint"]["fields"] == []
+    assert entry["annotation_reasons"]["readOnlyHint"]["fields"] == ["observed"]
+    # The observed effect wins in `effects.read_only`; what the contract declares stays beside it.
+    assert entry["effects"]["read_only"] is False and entry["effects"]["declared_read_only"] is True
     # Unsandboxed, manifest text alone makes the build write a file outside the repository.
     try:
         run_check(ws, sandbox="off")
@@ -420,7 +421,10 @@ def test_pages_and_the_index_show_what_was_observed(tmp_path: Path) -> None:
     entries = {t["id"]: t for t in site_catalog(tmp_path)["tools"]}
     assert entries["writer"]["sandbox"]["caught_mutating"] and entries["quiet"]["sandbox"]["verified_no_effects"]
     llms = (site / "llms.txt").read_text()
-    assert "failed, declared no effects but caught with an undeclared one" in llms and llms.count("caught") == 1
+    line = next(x for x in llms.splitlines() if "(`writer`" in x)
+    assert "failed, kind no-model-declared, declared no effects but caught with an undeclared one" in line
+    assert llms.index(line) > llms.index("## Do not use") and "(`quiet`" in llms.partition("## Do not use")[0]
+    assert sum("declared no effects but caught" in x for x in llms.splitlines()) == 1
     assert not tmp_file.exists()
 
     mkdocs_project(tmp_path, {"cache": False, "sandbox": "off"})

@@ -56,7 +56,7 @@ def test_outputs_made_one_entry_at_a_time_are_the_whole_documents_bytes(builds: 
         assert files["catalog.json"] == catalog_json.dumps(document)
         entries = {(e["id"], e["source"]): e for e in document["tools"]}
         for tool in build.catalog.tools:
-            schema = "../schemas/catalog-v2.schema.json#/$defs/tool"
+            schema = catalog_json.SCHEMA_ID + "#/$defs/tool"
             assert files[tool.json_path] == catalog_json.dumps({"$schema": schema, **entries[(tool.id, tool.source)]})
         plan = mcp.plan(build.catalog, "mcp-tools.json")
         reference = mcp.document(plan, build.site, ttl_ms=build.options.mcp_ttl_ms, cache_scope=build.options.mcp_cache_scope,
@@ -189,7 +189,7 @@ def test_spliced_files_are_the_bytes_dumps_writes(documents: list[dict[str, Any]
         texts = [catalog_json.dumps(entry) for entry in document["tools"]]
         assert catalog_json.dumps_catalog(document, texts) == catalog_json.dumps(document)
         for entry, text in zip(document["tools"], texts):
-            schema = "../schemas/catalog-v2.schema.json#/$defs/tool"
+            schema = catalog_json.SCHEMA_ID + "#/$defs/tool"
             assert catalog_json.dumps_tool_file(schema, entry, text) == catalog_json.dumps({"$schema": schema, **entry})
 
 

@@ -75,10 +75,11 @@ def test_read_only_is_one_definition_for_badge_filter_catalog_and_mcp(tmp_path: 
         assert tool.effects.read_only is verdict, (m, r, a)
         # catalog.json
         assert entries[tool.id]["effects"]["read_only"] is verdict
-        assert entries[tool.id]["annotations"].get("readOnlyHint") is verdict
+        # (an unknown hint is stated as MCP's default, false)
+        assert entries[tool.id]["annotations"]["readOnlyHint"] is (verdict is True)
         # mcp-tools.json (valid tools only are exported)
         if tool.valid:
-            assert mcp[tool.id].get("annotations", {}).get("readOnlyHint") is verdict, (m, r, a)
+            assert mcp[tool.id]["annotations"]["readOnlyHint"] is (verdict is True), (m, r, a)
         else:
             assert tool.id not in mcp
         # the index filter value
@@ -90,7 +91,9 @@ def test_read_only_is_one_definition_for_badge_filter_catalog_and_mcp(tmp_path: 
         # the badge and the contract table on the tool's page
         page = renderer.tool_page(tool, catalog, lambda target: target)
         badges = page.split('<div class="tc-badges"', 1)[1].split("</div>", 1)[0]
-        assert ('class="tc-badge tc-read-only"' in badges) is (verdict is True), (m, r, a)
+        # (nothing ran: a read-only contract is "declared, not observed", never the green badge)
+        assert ('class="tc-badge tc-read-only' in badges) is (verdict is True), (m, r, a)
+        assert 'class="tc-badge tc-read-only"' not in badges, (m, r, a)
         assert ('class="tc-badge tc-mutating"' in badges) is (verdict is False), (m, r, a)
         contract = page.split('<table class="tc-contract">', 1)[1].split("</table>", 1)[0]
         assert ("(read-only)" in contract) is (verdict is True), (m, r, a)

@@ -181,6 +181,11 @@ class ToolCatalogConfig(base.Config):
     """Tool statuses left out of `mcp-tools.json` altogether (e.g. `[failed, invalid]`), so agents
     never see a tool whose examples fail. Invalid tools are always left out."""
 
+    mcp_list = _Rule[str]("mcp_list")
+    """Which tools `mcp-tools.json` lists: `usable` (the default: valid tools that passed, or were not
+    run for a reason that is no failure, and smart tools' deterministic capabilities) or `all`
+    (every valid tool with an object input schema, and every capability of a smart tool)."""
+
     results = _Rule[list[str]]("results")
     """Results files produced elsewhere (`toolcatalog check --results-out`, e.g. by sharded CI jobs):
     files, folders or globs relative to mkdocs.yml. A result is used only while its key still

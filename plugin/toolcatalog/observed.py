@@ -11,6 +11,8 @@ from typing import Any
 SCRATCH = "scratch"  # the run's own TMPDIR and HOME: private, empty at the start, thrown away after
 WORKSPACE = "workspace"  # the repository (path relative to its root)
 ELSEWHERE = "elsewhere"  # anywhere else (/tmp, /etc, ...)
+# The sandbox's HOME for every run (in its scratch folder): a write there would persist outside a sandbox.
+SANDBOX_HOME = "/scratch/home"
 
 # How it changed (see `FileChange.change`)
 FILE_CHANGES = ("created", "changed", "deleted", "temporary", "blocked")

@@ -73,6 +73,7 @@ class Options:
     mcp_ttl_ms: int = 3_600_000  # how long a client may cache the list
     mcp_cache_scope: str = "public"  # public | private
     mcp_exclude: list[str] = field(default_factory=list)  # tool statuses left out of mcp-tools.json
+    mcp_list: str = "usable"  # usable: only tools an agent can use (claims.Claims.usable); all: every valid tool
     # Results produced elsewhere (sharded CI jobs): files, folders or globs
     results: list[str] = field(default_factory=list)
 
@@ -328,6 +329,7 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "mcp_ttl_ms": _integer("mcp_ttl_ms", 0),
     "mcp_cache_scope": _choice("mcp_cache_scope", ("public", "private")),
     "mcp_exclude": _statuses,
+    "mcp_list": _choice("mcp_list", ("usable", "all")),
     "results": _texts,
 }
 assert set(RULES) == {f.name for f in fields(Options)}, "every option has exactly one rule"

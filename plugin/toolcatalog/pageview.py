@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from markupsafe import Markup, escape
 
-from . import formatregistry, inline, safety
+from . import claims, formatregistry, inline, safety
 from .matching import difference_paths, json_key, key_path
 from .model import ERROR, Diagnostic, Driver, Requirement, Tool
 from .statuses import Status
@@ -28,7 +28,7 @@ from .report import reason as reason_text
 
 __all__ = [
     "FORMAT_LABELS", "JUDGING_RULES", "KIND_TITLES", "SAFETY_LABELS", "SAFETY_LEVELS", "DriverState", "ProblemGroup",
-    "Safety", "difference_paths", "driver_states", "install_link", "json_html", "problem_groups", "reason",
+    "Safety", "claims_of", "difference_paths", "driver_states", "install_link", "json_html", "problem_groups", "reason",
     "safety_of", "sorted_tools",
 ]
 
@@ -52,12 +52,13 @@ def sorted_tools(tools: list[Tool]) -> list[Tool]:
 
 @dataclass(frozen=True)
 class Safety:
-    level: str  # one of safety.LEVELS, or "undeclared"
+    level: str  # one of safety.LEVELS, or "undeclared": `claims.EffectsClaim.level` (observed wins)
     label: str  # what the badge says
-    why: str  # the fields it follows from, in words (the badge's title)
+    why: str  # the fields and observations it follows from, in words (the badge's title)
     approval: str | None
     note: str  # a second line: the free-text effects of formats without a class ("" when none)
-    observed: str  # what the sandbox saw: "no-effects", "caught", "undeclared", "unobserved", "unsandboxed" or ""
+    observed: str  # what the sandbox saw: "no-effects", "caught", "undeclared", "unobserved", "untraced", "unsandboxed" or ""
+    badge: str = "unknown"  # how it looks: "verified" (green), "declared", "caught" (red), "unknown"
 
 
 SAFETY_LEVELS = safety.LEVELS
@@ -69,35 +70,28 @@ FORMAT_LABELS = formatregistry.labels()
 
 # What a tool's or capability's kind means, for the legend and the badges' titles.
 KIND_TITLES = {
-    "deterministic": "Deterministic: the same input gives the same output; no model is called",
+    "deterministic": "Deterministic: the same input gives the same output; no model is called (the contract says so, or a --help that discloses model use labels it so)",
     "model-backed": "Model-backed: it calls a language model, so its output can vary from run to run",
     "mixed": "Mixed: some capabilities are deterministic, some model-backed",
-    "unknown": "Kind unknown: the manifest does not say, and no run of its --help told",
+    "no-model-declared": "No model declared: the contract names no model, but nothing shows it calls none (it may call a remote API)",
+    "unknown": "Kind unknown: nothing that counts as evidence says whether it calls a model",
 }
 
 
+def claims_of(tool: Tool) -> claims.Claims:
+    """The tool's one verdict-and-evidence record (`claims.of`), for the templates."""
+    return claims.of(tool)
+
+
+in_home = claims.in_home  # a sandboxed write in HOME (named on the page: it would persist elsewhere)
+home_path = claims.home_path
+
+
 def safety_of(tool: Tool) -> Safety:
-    e = tool.effects
-    level, why = safety.level(e)
-    sandbox = tool.sandbox
-    observed = ""
-    if sandbox is not None:
-        if sandbox.caught_mutating:
-            observed = "caught"
-        elif sandbox.undeclared:
-            observed = "undeclared"
-        elif sandbox.verified_no_effects:
-            observed = "no-effects"
-        elif not sandbox.sandboxed:
-            observed = "unsandboxed"
-        elif sandbox.observed is not None and sandbox.observed.incomplete:
-            observed = "unobserved"  # a cut or lost trace: never a clean badge, and said so
-    if level is None:
-        if e.text:
-            return Safety("undeclared", "in words", "speccify states effects as free text, so they have no class", e.approval, e.text, observed)
-        why = tool.format_info.undeclared_why
-        return Safety("undeclared", SAFETY_LABELS["undeclared"], why, e.approval, "", observed)
-    return Safety(level, SAFETY_LABELS[level], "From " + why, e.approval, "", observed)
+    """The safety column and badge, from the claims record (so they say what catalog.json says)."""
+    c = claims.of(tool).effects
+    observed = "" if c.observed == "not-run" else c.observed
+    return Safety(c.level, c.label, c.why, tool.effects.approval, c.note, observed, c.badge)
 
 
 # How a run of an example is judged, in words, per format (shown under a failure; docs/formats.md
@@ -116,6 +110,7 @@ _GROUP_TITLES = {
     "symlink-outside": "Symlinks that leave the searched folder",
     "mcp-omitted": "Tools left out of the MCP list",
     "mcp-excluded": "Tools excluded from the MCP list",
+    "mcp-unusable": "Tools an agent should not use, left out of the MCP list",
 }
 
 

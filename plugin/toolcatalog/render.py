@@ -139,6 +139,9 @@ class Renderer:
         self.env.globals["safety_labels"] = pageview.SAFETY_LABELS
         self.env.globals["reason"] = pageview.reason
         self.env.globals["safety_of"] = pageview.safety_of
+        self.env.globals["claims_of"] = pageview.claims_of
+        self.env.globals["home_path"] = pageview.home_path
+        self.env.tests["in_home"] = pageview.in_home
         self.env.globals["driver_states"] = pageview.driver_states
         self.env.globals["difference_paths"] = pageview.difference_paths
         self.env.globals["install_link"] = pageview.install_link
@@ -233,7 +236,7 @@ def facets(catalog: Catalog) -> dict[str, list[str]]:
         values["status"].add(tool.status.value)
         values["safety"].add(pageview.safety_of(tool).level)
         values["format"].add(tool.format)
-        values["kind"].add(tool.kind or "unknown")
+        values["kind"].add(pageview.claims_of(tool).kind.value)
     out = {}
     for name, found in values.items():
         preferred = order.get(name, [])

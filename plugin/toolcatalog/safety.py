@@ -43,6 +43,85 @@ def _code(value: object) -> str:
     return f"`{text[:120]}`"
 
 
+def _risk(effects: Effects) -> int | None:
+    risk = effects.risk_level
+    return risk if isinstance(risk, int) and not isinstance(risk, bool) else None
+
+
+def _declared(effects: Effects) -> list[str]:
+    return [m for m in effects.mutates or [] if isinstance(m, str)]
+
+
+def _read_only_hints(effects: Effects, caught_mutating: bool) -> dict[str, Hint]:
+    """`readOnlyHint` and `destructiveHint` from `Effects.read_only`."""
+    risk = _risk(effects)
+    read_only = effects.read_only
+    if read_only is True and caught_mutating:
+        return {"readOnlyHint": Hint(
+            False, ("mutates", "observed"),
+            "the contract declares no mutation, but a sandboxed run of its examples was seen to change "
+            "something or use the network (see the verification's undeclared effects)",
+        )}
+    if read_only is True:
+        fields = ("mutates",) + (("risk_level",) if risk is not None else ())
+        risk_text = f" and risk level {risk}" if risk is not None else " and no risk level"
+        return {"readOnlyHint": Hint(True, fields, f"the contract declares no mutation (`mutates: []`){risk_text}"),
+                "destructiveHint": Hint(False, fields, "a read-only tool changes nothing, so it destroys nothing")}
+    if read_only is False:
+        return _mutating_hints(effects, risk)
+    return {}
+
+
+def _mutating_hints(effects: Effects, risk: int | None) -> dict[str, Hint]:
+    declared = _declared(effects)
+    deleting = [m for m in declared if _DELETE_WORDS.search(m)]
+    fields: list[str] = []
+    parts: list[str] = []
+    if declared:
+        fields.append("mutates")
+        parts.append(f"it mutates {', '.join(_code(m) for m in declared[:5])}{' and more' if len(declared) > 5 else ''}")
+    if risk is not None and risk >= 1:
+        fields.append("risk_level")
+        parts.append(f"its risk level is {risk}")
+    out = {"readOnlyHint": Hint(False, tuple(fields), "the contract says " + " and ".join(parts))}
+    if risk == IRREVERSIBLE_RISK:
+        out["destructiveHint"] = Hint(True, ("risk_level",), "risk level 3 means irreversible changes")
+    elif deleting:
+        out["destructiveHint"] = Hint(True, ("mutates",), f"the mutation {_code(deleting[0])} says it deletes")
+    else:
+        out["destructiveHint"] = Hint(
+            True, tuple(fields),
+            "the contract declares changes and no field of it promises they are only additive (MCP's default)",
+        )
+    return out
+
+
+def _open_world_hint(effects: Effects) -> Hint | None:
+    risk = _risk(effects)
+    network_mutations = [m for m in _declared(effects) if m.startswith("network:")]
+    network_requires = [r.name for r in effects.requires if r.kind == "network"]
+    reaches_out = [r.name for r in effects.requires if r.kind in ("secret", "tool")]  # an API key, another tool: unknown
+    if network_requires or network_mutations:
+        fields: list[str] = []
+        parts: list[str] = []
+        if network_requires:
+            fields.append("requires.network")
+            parts.append(f"it requires network access to {', '.join(_code(n) for n in network_requires[:5])}")
+        if network_mutations:
+            fields.append("mutates")
+            parts.append(f"it mutates {_code(network_mutations[0])}")
+        return Hint(True, tuple(fields), "the contract says " + " and ".join(parts))
+    if risk == EXTERNAL_RISK:
+        return Hint(True, ("risk_level",), "risk level 2 means side effects outside the tool's own scope")
+    if effects.mutates is not None and not reaches_out:
+        return Hint(
+            False, ("requires", "mutates") + (("risk_level",) if risk is not None else ()),
+            "the contract names no network access, secret or other tool in `requires` and no `network:` mutation"
+            + (", and its risk level is not 2" if risk is not None else ""),
+        )
+    return None
+
+
 def hints(effects: Effects, caught_mutating: bool = False) -> dict[str, Hint]:
     """The hints the contract supports, in MCP's order. Absent means unknown, never a guess.
 
@@ -61,70 +140,16 @@ def hints(effects: Effects, caught_mutating: bool = False) -> dict[str, Hint]:
       declares its requirements and mutations (AIP-14) and none of them is the network, a secret
       or another tool, and its risk level is not 2; otherwise unknown.
     """
-    out: dict[str, Hint] = {}
-    mutates = effects.mutates
-    risk = effects.risk_level if isinstance(effects.risk_level, int) and not isinstance(effects.risk_level, bool) else None
-    declared = [m for m in mutates or [] if isinstance(m, str)]
-    network_mutations = [m for m in declared if m.startswith("network:")]
-    network_requires = [r.name for r in effects.requires if r.kind == "network"]
-    reaches_out = [r.name for r in effects.requires if r.kind in ("secret", "tool")]  # an API key, another tool: unknown
-    deleting = [m for m in declared if _DELETE_WORDS.search(m)]
-
-    read_only = effects.read_only
-    if read_only is True and caught_mutating:
-        out["readOnlyHint"] = Hint(
-            False, ("mutates", "observed"),
-            "the contract declares no mutation, but a sandboxed run of its examples was seen to change "
-            "something or use the network (see the verification's undeclared effects)",
-        )
-    elif read_only is True:
-        fields = ("mutates",) + (("risk_level",) if risk is not None else ())
-        risk_text = f" and risk level {risk}" if risk is not None else " and no risk level"
-        out["readOnlyHint"] = Hint(True, fields, f"the contract declares no mutation (`mutates: []`){risk_text}")
-        out["destructiveHint"] = Hint(False, fields, "a read-only tool changes nothing, so it destroys nothing")
-    elif read_only is False:
-        fields, parts = [], []
-        if declared:
-            fields.append("mutates")
-            parts.append(f"it mutates {', '.join(_code(m) for m in declared[:5])}{' and more' if len(declared) > 5 else ''}")
-        if risk is not None and risk >= 1:
-            fields.append("risk_level")
-            parts.append(f"its risk level is {risk}")
-        out["readOnlyHint"] = Hint(False, tuple(fields), "the contract says " + " and ".join(parts))
-        if risk == IRREVERSIBLE_RISK:
-            out["destructiveHint"] = Hint(True, ("risk_level",), "risk level 3 means irreversible changes")
-        elif deleting:
-            out["destructiveHint"] = Hint(True, ("mutates",), f"the mutation {_code(deleting[0])} says it deletes")
-        else:
-            out["destructiveHint"] = Hint(
-                True, tuple(fields),
-                "the contract declares changes and no field of it promises they are only additive (MCP's default)",
-            )
-
+    out = _read_only_hints(effects, caught_mutating)
     if isinstance(effects.idempotent, bool):
         out["idempotentHint"] = Hint(effects.idempotent, ("idempotent",), f"the contract says `idempotent: {str(effects.idempotent).lower()}`")
-
-    if network_requires or network_mutations:
-        fields, parts = [], []
-        if network_requires:
-            fields.append("requires.network")
-            parts.append(f"it requires network access to {', '.join(_code(n) for n in network_requires[:5])}")
-        if network_mutations:
-            fields.append("mutates")
-            parts.append(f"it mutates {_code(network_mutations[0])}")
-        out["openWorldHint"] = Hint(True, tuple(fields), "the contract says " + " and ".join(parts))
-    elif risk == EXTERNAL_RISK:
-        out["openWorldHint"] = Hint(True, ("risk_level",), "risk level 2 means side effects outside the tool's own scope")
-    elif mutates is not None and not reaches_out:
-        out["openWorldHint"] = Hint(
-            False, ("requires", "mutates") + (("risk_level",) if risk is not None else ()),
-            "the contract names no network access, secret or other tool in `requires` and no `network:` mutation"
-            + (", and its risk level is not 2" if risk is not None else ""),
-        )
+    open_world = _open_world_hint(effects)
+    if open_world is not None:
+        out["openWorldHint"] = open_world
     return out
 
 
-def annotations(effects: Effects, caught_mutating: bool = False) -> dict[str, bool]:
+def annotations(effects: Effects, caught_mutating: bool = False) -> dict[str, bool]:  # type: ignore[no-redef]
     """MCP ToolAnnotations hints the contract supports (`hints` without the reasons)."""
     return {name: hint.value for name, hint in hints(effects, caught_mutating).items()}
 
@@ -147,10 +172,10 @@ def level(effects: Effects) -> tuple[str | None, str]:
         return "read-only", "the contract declares no mutation (`mutates: []`) and risk level 0"
     if read_only is None:
         return None, "the contract does not declare its effects in a form that can be compared"
-    risk = effects.risk_level if isinstance(effects.risk_level, int) and not isinstance(effects.risk_level, bool) else None
-    if risk in _BY_RISK:
+    risk = _risk(effects)
+    if risk is not None and risk in _BY_RISK:
         return _BY_RISK[risk], f"risk level {risk}"
-    declared = [m for m in effects.mutates or [] if isinstance(m, str)]
+    declared = _declared(effects)
     network = [m for m in declared if m.startswith("network:")]
     if network:
         return "external", f"it mutates {_code(network[0])}"

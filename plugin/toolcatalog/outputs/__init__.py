@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import posixpath
 from pathlib import Path
+from typing import Any
 
 from ..files import write_atomic
 from ..model import Catalog
@@ -38,10 +39,18 @@ def _mcp_plan(catalog: Catalog, options: Options) -> mcp.McpPlan | None:
     paths = output_paths(options)
     if paths.mcp is None:
         return None
-    return mcp.plan(catalog, posixpath.basename(paths.mcp), options.mcp_exclude)
+    return mcp.plan(catalog, posixpath.basename(paths.mcp), options.mcp_exclude, options.mcp_list == "all")
 
 
-def catalog_document(catalog: Catalog, options: Options | None = None, site: Site | None = None) -> dict:
+def _mcp_names(plan: mcp.McpPlan | None) -> dict[tuple[str, str], list[tuple[str, str | None]]]:
+    """(id, source) -> the MCP items made of that entry: (name, smart tool capability or None)."""
+    names: dict[tuple[str, str], list[tuple[str, str | None]]] = {}
+    for tool, name, capability in (plan.tools if plan else []):
+        names.setdefault((tool.id, tool.source), []).append((name, capability))
+    return names
+
+
+def catalog_document(catalog: Catalog, options: Options | None = None, site: Site | None = None) -> dict[str, Any]:
     """The catalog document exactly as `render` publishes it (with the MCP list's omissions when
     that output is on). Raises ExportError."""
     options = options or Options()
@@ -74,11 +83,11 @@ def render(catalog: Catalog, options: Options | None = None, site: Site | None =
         files[path] = text
 
     mcp_plan = _mcp_plan(catalog, options)
-    mcp_names = {(tool.id, tool.source): name for tool, name in mcp_plan.tools} if mcp_plan and paths.mcp else {}
+    mcp_names = _mcp_names(mcp_plan if paths.mcp else None)
     tool_files: dict[str, tuple[str, str]] = {}  # site path -> (text, tool id)
     entry_texts: list[str] = []
     mcp_texts: list[str] = []
-    digests: list[dict[str, str]] = []  # what llms.txt repeats of each entry
+    digests: list[dict[str, Any]] = []  # what llms.txt reads of each entry (`llms.projection`)
     try:
         head = catalog_json.head(catalog, options, site, mcp_plan.diagnostics if mcp_plan else None)
         catalog_json.validate({**head, "tools": [], integrity.CATALOG_FIELD: integrity.PREFIX + "0" * 64})
@@ -87,9 +96,9 @@ def render(catalog: Catalog, options: Options | None = None, site: Site | None =
             sealer.add(entry)
             catalog_json.validate_tool(entry, "catalog")
             key = (entry["id"], entry["source"])
-            digests.append({"id": entry["id"], "source": entry["source"], integrity.ENTRY_FIELD: entry[integrity.ENTRY_FIELD]})
-            if key in mcp_names:
-                mcp_texts.append(catalog_json.dumps(mcp.tool_item(tool, mcp_names[key], site, entry)))
+            digests.append(llms.projection(entry))
+            for name, capability in mcp_names.get(key, []):
+                mcp_texts.append(catalog_json.dumps(mcp.item(entry, name, capability)))
             text = catalog_json.dumps(entry)
             entry_texts.append(text)
             if paths.tool_json_dir is not None:
@@ -98,7 +107,7 @@ def render(catalog: Catalog, options: Options | None = None, site: Site | None =
                 if tool.json_path in tool_files:
                     raise ExportError(f"the JSON of tool {entry['id']!r} would overwrite {tool.json_path!r}, another output; "
                                       "change `tool_json_dir` or the file options")
-                schema = reference(site, catalog_json.SCHEMA_SITE_PATH, tool.json_path) + "#/$defs/tool"
+                schema = catalog_json.SCHEMA_ID + "#/$defs/tool"
                 tool_files[tool.json_path] = (catalog_json.dumps_tool_file(schema, entry, text), entry["id"])
         head[integrity.CATALOG_FIELD] = sealer.finish()
     except integrity.DigestError as exc:
@@ -123,7 +132,7 @@ def render(catalog: Catalog, options: Options | None = None, site: Site | None =
         )
         add(paths.mcp, catalog_json.dumps_catalog(mcp_head, mcp_texts), "the MCP tool list")
     if paths.llms is not None:  # it repeats the digests: the catalog's and each entry's
-        add(paths.llms, llms.llms_txt(catalog, options, site, {**head, "tools": digests}), "llms.txt")
+        add(paths.llms, llms.from_catalog({**head, "tools": digests}), "llms.txt")
     return files
 
 

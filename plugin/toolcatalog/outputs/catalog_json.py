@@ -16,20 +16,23 @@ whether the run results came from the cache or a fresh run.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import re
+import zlib
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
 
-from .. import accessview, coverage, jsonschemas, quality
+from .. import accessview, claims, coverage, invoke, jsonschemas, quality
 from ..jsonvalues import MAX_DEPTH, loads_limited
 from .._version import __version__
-from ..files import file_digest, read_capped
+from .. import checkout
+from ..files import ReadError, file_digest, read_capped
 from ..model import Catalog, Diagnostic, Driver, Example, Run, Tool
 from ..observed import SandboxReport
 from ..statuses import Status
 from ..options import CATALOG_SCHEMA_SITE_PATH, Options, output_paths
-from ..safety import hints
 from ..scrub import Scrub, clean, scrubber
 from . import integrity
 from .provenance import Origin, runner
@@ -41,6 +44,11 @@ READABLE_VERSIONS = (1, 2)  # what `toolcatalog diff` reads
 GENERATOR = {"name": "mkdocs-toolcatalog", "version": __version__}
 SCHEMA_RESOURCE = "catalog.schema.json"  # in toolcatalog/schemas/
 SCHEMA_SITE_PATH = CATALOG_SCHEMA_SITE_PATH
+# The catalog schema's stable `$id` (also the document's `$schema`): the catalog version's schema as
+# the project's own documentation site publishes it (that site is built with this plugin, which
+# writes the schema at SCHEMA_SITE_PATH). A new catalog version gets a new URL; this one never changes.
+SCHEMA_ID = "https://mkdocs-toolcatalog.github.io/mkdocs-toolcatalog/" + CATALOG_SCHEMA_SITE_PATH
+_MAX_COMMIT_OBJECT = 1024 * 1024
 MAX_CATALOG_BYTES = 256 * 1024 * 1024  # reading a published catalog (diff, verify)
 # A catalog holds manifest values (at most MAX_DEPTH levels) a few levels down.
 CATALOG_DEPTH = MAX_DEPTH + 16
@@ -63,7 +71,8 @@ def tool_entry(tool: Tool, site: Site | None = None, origin: Origin | None = Non
     `origin`: the workspace's repository and checkout (none: provenance names only the path)."""
     site = site or Site()
     origin = origin or Origin(tool.abs_path.parent)
-    derived = hints(tool.effects, caught_mutating=bool(tool.sandbox and tool.sandbox.caught_mutating))
+    claim = claims.of(tool)
+    derived = claim.hints
     entry = {
         "id": tool.id,
         "name": tool.name,
@@ -79,7 +88,7 @@ def tool_entry(tool: Tool, site: Site | None = None, origin: Origin | None = Non
         "valid": tool.valid,
         "status": tool.status.value,
         "status_detail": tool.status_detail,
-        "kind": tool.kind,
+        "kind": claim.kind.value,
         "platforms": list(tool.platforms),
         "tags": list(tool.tags),
         "annotations": {name: hint.value for name, hint in derived.items()},
@@ -89,8 +98,10 @@ def tool_entry(tool: Tool, site: Site | None = None, origin: Origin | None = Non
         "diagnostics": [d.as_dict() for d in sorted_diagnostics(tool.diagnostics)],
         "inputs": tool.inputs,
         "outputs": tool.outputs,
-        "effects": tool.effects.as_dict(),
-        "capabilities": [c.as_dict() for c in tool.capabilities],
+        "effects": effects_entry(tool, claim),
+        "claims": claim.as_dict(),
+        "invoke": invoke.of(tool, claim),
+        "capabilities": capabilities_entry(tool, claim),
         "use_cases": list(tool.use_cases),
         "examples": [example_entry(e) for e in tool.examples],
         "checks": [c.as_dict() for c in tool.checks],
@@ -109,6 +120,25 @@ def contract_entry(tool: Tool) -> dict[str, Any]:
     """The contract fields a reviewer judges a tool by (accessview): where its data may go and what
     it needs (`access`), and how an AIP-14 contract asks to be executed (`execution`)."""
     return {"access": accessview.of(tool).as_dict(), "execution": tool.execution.as_dict()}
+
+
+def capabilities_entry(tool: Tool, claim: claims.Claims) -> list[dict[str, Any]]:
+    """Each capability with its kind as the evidence supports it (`kind`) and as `--help` labels it (`label`)."""
+    by_name = {c.name: c for c in claim.kind.capabilities}
+    out = []
+    for c in tool.capabilities:
+        known = by_name.get(c.name)
+        out.append({**c.as_dict(), "kind": known.kind if known else "unknown", "label": c.kind})
+    return out
+
+
+def effects_entry(tool: Tool, claim: claims.Claims) -> dict[str, Any]:
+    """The contract's effects, with `read_only` as every output states it (the observed effects win
+    over the declared ones) and `declared_read_only` as the contract alone says."""
+    entry = tool.effects.as_dict()
+    entry["declared_read_only"] = entry["read_only"]
+    entry["read_only"] = claim.effects.read_only
+    return entry
 
 
 def quality_entry(tool: Tool) -> dict[str, Any]:
@@ -224,6 +254,8 @@ def validate_tool(entry: Any, where: str = "tool file") -> None:
     puts no rule across entries, so checking a catalog's entries one by one checks its list)."""
     wrapper = {
         "$schema": "x", "version": CATALOG_VERSION, "generator": dict(GENERATOR), "runner": runner(), "tools": [entry],
+        "generated": {"time": None, "time_source": None, "generator": dict(GENERATOR), "commit": None},
+        "published": published(Options(), Site()),
         "diagnostics": [], "counts": {"tools": 1, "invalid": 0, "by_status": {s: 0 for s in Status.values()}},
         "catalog_digest": integrity.PREFIX + "0" * 64,
     }
@@ -274,14 +306,14 @@ def dumps_tool_file(schema: str, entry: dict[str, Any], entry_text: str) -> str:
 
 def _scrub_entry(entry: dict[str, Any], scrub: Any) -> dict[str, Any]:
     """Strip machine-specific paths from what running the tool produced; contract data stays as written."""
-    out = clean(entry)
+    out: dict[str, Any] = clean(entry)
     # `clean(..., scrub)` below builds new values, so these keep the contract's text as written.
     contract_examples = [(example["input"], example["output"]) for example in out["examples"]]
     contract_drivers = [
         {key: driver[key] for key in ("implements", "name", "description", "source", "version", "kind", "id", "access") if key in driver}
         for driver in out["drivers"]
     ]
-    for key in ("status_detail", "diagnostics", "examples", "checks", "capabilities", "drivers", "sandbox"):
+    for key in ("status_detail", "diagnostics", "examples", "checks", "capabilities", "drivers", "sandbox", "claims"):
         out[key] = clean(out[key], scrub)
     for key in ("observed_effects", "undeclared_effects"):  # the sandbox's findings, as in `sandbox`
         out["verification"][key] = clean(out["verification"][key], scrub)
@@ -302,7 +334,9 @@ def head(catalog: Catalog, options: Options | None = None, site: Site | None = N
     paths = output_paths(options)
     diagnostics = [*catalog.diagnostics, *(extra_diagnostics or [])]
     out: dict[str, Any] = {
-        "$schema": reference(site, SCHEMA_SITE_PATH, paths.catalog or "catalog.json"),
+        "$schema": SCHEMA_ID,
+        "generated": generated(catalog),
+        "published": published(options, site),
         "version": CATALOG_VERSION,
         "generator": dict(GENERATOR),
         "runner": runner(),
@@ -313,6 +347,80 @@ def head(catalog: Catalog, options: Options | None = None, site: Site | None = N
     if stamp is not None:
         out["generated_at"] = stamp
     return out
+
+
+def generated(catalog: Catalog) -> dict[str, Any]:
+    """When and by what the catalog was made, reproducibly: the time is SOURCE_DATE_EPOCH when set,
+    else the checked-out commit's committer time (read from a loose object; null when the commit is
+    packed or there is none), never the clock, so two builds of one commit give the same bytes."""
+    found = checkout.find(catalog.root)
+    commit = found.commit if found is not None else None
+    stamp, source = generated_at(), "SOURCE_DATE_EPOCH"
+    if stamp is None:
+        epoch = _commit_time(found.top, commit) if found is not None and commit else None
+        stamp, source = (_iso(epoch), "commit") if epoch is not None else (None, None)  # type: ignore[assignment]
+    return {"time": stamp, "time_source": source, "generator": dict(GENERATOR), "commit": commit}
+
+
+def _iso(epoch: int) -> str:
+    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _objects_dir(top: Path) -> Path | None:
+    marker = top / ".git"
+    if marker.is_dir():
+        git_dir = marker
+    else:
+        try:
+            text = read_capped(marker, 64 * 1024).decode("utf-8", "replace")
+        except (OSError, ReadError):
+            return None
+        if not text.startswith("gitdir:"):
+            return None
+        target = Path(text[len("gitdir:"):].strip())
+        git_dir = target if target.is_absolute() else top / target
+    common = git_dir
+    if (git_dir / "commondir").is_file():
+        try:
+            pointer = Path(read_capped(git_dir / "commondir", 64 * 1024).decode("utf-8", "replace").strip())
+        except (OSError, ReadError):
+            return None
+        common = pointer if pointer.is_absolute() else git_dir / pointer
+    return common / "objects"
+
+
+def _commit_time(top: Path, commit: str) -> int | None:
+    """The committer time of a loose commit object, or None (packed, unreadable, not a commit)."""
+    objects = _objects_dir(top)
+    if objects is None:
+        return None
+    try:
+        raw = read_capped(objects / commit[:2] / commit[2:], _MAX_COMMIT_OBJECT)
+        data = zlib.decompressobj().decompress(raw, _MAX_COMMIT_OBJECT)
+    except (OSError, ReadError, zlib.error):
+        return None
+    header, _, body = data.partition(b"\0")
+    if not header.startswith(b"commit "):
+        return None
+    for line in body.split(b"\n\n", 1)[0].split(b"\n"):
+        if line.startswith(b"committer "):
+            match = re.search(rb" (\d{1,12}) [+-]\d{4}$", line)
+            return int(match.group(1)) if match else None
+    return None
+
+
+def published(options: Options, site: Site) -> dict[str, Any]:
+    """Where the build publishes each file and the options that shape them: what the MCP list and
+    llms.txt are made from besides the entries, so `mcp.from_catalog` and `llms.from_catalog`
+    re-derive them from this document alone."""
+    paths = output_paths(options)
+    return {
+        "site": {"name": site.name, "description": site.description, "url": site.url},
+        "files": {"catalog": paths.catalog, "tool_json_dir": paths.tool_json_dir, "mcp": paths.mcp, "llms": paths.llms,
+                  "schema": paths.schema},
+        "mcp": {"ttl_ms": options.mcp_ttl_ms, "cache_scope": options.mcp_cache_scope, "exclude": sorted(options.mcp_exclude),
+                "list": options.mcp_list},
+    }
 
 
 def entries(catalog: Catalog, options: Options | None = None, site: Site | None = None) -> Iterator[tuple[Tool, dict[str, Any]]]:

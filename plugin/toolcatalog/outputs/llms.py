@@ -3,6 +3,11 @@
 With the catalog document at hand it also publishes the digests (`integrity`): the catalog's on
 a `Catalog digest:` line, and each tool's entry digest at the end of its list item, so an agent
 that reads only llms.txt can still check what it fetches (`toolcatalog verify` does it).
+
+`## Tools` lists the tools an agent can use (`claims.Claims.usable`); the rest (failed, invalid, or
+caught with an undeclared effect) come under DO_NOT_USE, each with the reason, never under
+llms.txt's `## Optional` (which means "skippable context"). The file is a pure function of the
+published catalog document (`from_catalog`), which reads only each entry's `projection`.
 """
 
 from __future__ import annotations
@@ -12,9 +17,8 @@ import re
 import unicodedata
 from typing import Any
 
-from ..model import Catalog, Tool
-from ..statuses import Status
-from ..options import CATALOG_SCHEMA_SITE_PATH, Options, output_paths
+from ..model import Catalog
+from ..options import CATALOG_SCHEMA_SITE_PATH, Options
 from . import integrity
 from .site import Site, reference
 
@@ -56,16 +60,53 @@ def one_line(text: str, limit: int = SUMMARY_LIMIT) -> str:
     return cut.rstrip(" ,;:.") + "…"
 
 
-def llms_txt(catalog: Catalog, options: Options, site: Site, document: dict[str, Any] | None = None) -> str:
-    """The llms.txt convention: `# Title`, `> summary`, details, then `## Tools` link lists.
-    `document`: the catalog document (`catalog_json.document`), for the digests."""
-    plan = output_paths(options)
-    here = plan.llms or "llms.txt"
-    has_json = plan.tool_json_dir is not None
-    tools = sorted(catalog.tools, key=lambda t: (t.id, t.source))
-    valid = [t for t in tools if t.valid]
-    invalid = [t for t in tools if not t.valid]
-    passed = sum(t.status == Status.PASSED for t in tools)
+LLMS_FIELDS = ("id", "source", "valid", "name", "description", "format", "status", "page", "json", "claims", integrity.ENTRY_FIELD)
+DO_NOT_USE = "## Do not use: failed, invalid or caught with an undeclared effect"
+
+
+def projection(entry: dict[str, Any]) -> dict[str, Any]:
+    """What llms.txt reads of a catalog entry (`from_catalog` reads nothing else)."""
+    claim = entry["claims"]
+    return {**{key: entry[key] for key in LLMS_FIELDS if key != "claims"},
+            "claims": {"usable": claim["usable"], "usable_why": claim["usable_why"], "effects": {"observed": claim["effects"]["observed"]},
+                       "kind": {"value": claim["kind"]["value"]}}}
+
+
+def _ref(site: Site, link: str, here: str) -> str:
+    """A link as the catalog states it (absolute with a site URL, else a site path), from `here`."""
+    return link if site.url else reference(site, link, here)
+
+
+def _item(entry: dict[str, Any], note: str, site: Site, here: str, digested: bool) -> str:
+    text = f"- [{_md_text(entry['name'] or entry['id'])}]({_md_url(_ref(site, entry['page'], here))})"
+    description = one_line(entry["description"])
+    if description:
+        text += f": {_md_text(description)}"
+    extra = [_md_code(entry["id"]), entry["format"], note]
+    after = [f"[JSON]({_md_url(_ref(site, entry['json'], here))})" if entry["json"] else ""]
+    if digested:
+        after.append(f"`{entry[integrity.ENTRY_FIELD]}`")
+    tail = ", ".join(x for x in after if x)
+    return text + " (" + ", ".join(x for x in extra if x) + (f"; {tail}" if tail else "") + ")"
+
+
+def _note(entry: dict[str, Any]) -> str:
+    claim = entry["claims"]
+    parts = [entry["status"], f"kind {claim['kind']['value']}"]
+    if claim["effects"]["observed"] == "caught":
+        parts.append("declared no effects but caught with an undeclared one")
+    elif claim["effects"]["observed"] == "undeclared":
+        parts.append("caught with an undeclared effect")
+    if not claim["usable"]:
+        parts.append(f"do not use: {claim['usable_why']}")
+    return ", ".join(parts)
+
+
+def _preamble(document: dict[str, Any], site: Site, here: str) -> list[str]:
+    files = document["published"]["files"]
+    tools = document["tools"]
+    invalid = sum(not t["valid"] for t in tools)
+    passed = sum(t["status"] == "passed" for t in tools)
     title = site.name or "Tool catalog"
     summary = site.description or (
         f"A verified catalog of {len(tools)} agent tool{'s' if len(tools) != 1 else ''}: each page states a tool's "
@@ -74,44 +115,51 @@ def llms_txt(catalog: Catalog, options: Options, site: Site, document: dict[str,
     lines = [f"# {_md_text(title)}", "", f"> {_md_text(one_line(summary, 500))}", ""]
     lines.append(
         f"{len(tools)} tool{'s' if len(tools) != 1 else ''}, {passed} passing their examples or checks at build time, "
-        f"{len(invalid)} with an invalid manifest. Every tool links to its page"
-        + (" and to its contract as JSON." if has_json else ".")
+        f"{invalid} with an invalid manifest. Every tool links to its page"
+        + (" and to its contract as JSON." if files["tool_json_dir"] is not None else ".")
     )
     machine = []
-    if plan.catalog:
-        machine.append(f"[{_md_text(posixpath.basename(plan.catalog))}]({_md_url(reference(site, plan.catalog, here))}) (the whole catalog; "
+    if files["catalog"]:
+        machine.append(f"[{_md_text(posixpath.basename(files['catalog']))}]({_md_url(reference(site, files['catalog'], here))}) (the whole catalog; "
                        f"JSON Schema: [{posixpath.basename(CATALOG_SCHEMA_SITE_PATH)}]({_md_url(reference(site, CATALOG_SCHEMA_SITE_PATH, here))}))")
-    if plan.mcp:
-        machine.append(f"[{_md_text(posixpath.basename(plan.mcp))}]({_md_url(reference(site, plan.mcp, here))}) (an MCP `tools/list` result)")
+    if files["mcp"]:
+        machine.append(f"[{_md_text(posixpath.basename(files['mcp']))}]({_md_url(reference(site, files['mcp'], here))}) (an MCP `tools/list` result)")
     if machine:
         lines += ["", "Machine-readable: " + ", ".join(machine) + "."]
-    digests: dict[tuple[str, str], str] = {}
-    if document is not None and (plan.catalog or has_json):
-        digests = {(t["id"], t["source"]): t[integrity.ENTRY_FIELD] for t in document["tools"]}
-        what = "each tool's entry digest ends its line"
-        if plan.catalog:
-            lines += ["", f"Catalog digest: `{document[integrity.CATALOG_FIELD]}` (SHA-256 of the catalog's RFC 8785 canonical JSON; "
-                      f"{what}; `toolcatalog verify` checks them)."]
-        else:
-            lines += ["", f"Digests: {what} (SHA-256 of the entry's RFC 8785 canonical JSON; `toolcatalog verify` checks them)."]
+    what = "each tool's entry digest ends its line"
+    if files["catalog"]:
+        lines += ["", f"Catalog digest: `{document[integrity.CATALOG_FIELD]}` (SHA-256 of the catalog's RFC 8785 canonical JSON; "
+                  f"{what}; `toolcatalog verify` checks them)."]
+    elif files["tool_json_dir"] is not None:
+        lines += ["", f"Digests: {what} (SHA-256 of the entry's RFC 8785 canonical JSON; `toolcatalog verify` checks them)."]
+    return lines
 
-    def item(tool: Tool, note: str) -> str:
-        text = f"- [{_md_text(tool.name or tool.id)}]({_md_url(reference(site, tool.url, here))})"
-        description = one_line(tool.description)
-        if description:
-            text += f": {_md_text(description)}"
-        extra = [_md_code(tool.id), tool.format, note]
-        after = [f"[JSON]({_md_url(reference(site, tool.json_path, here))})" if tool.json_path else ""]
-        digest = digests.get((tool.id, tool.source))
-        if digest:
-            after.append(f"`{digest}`")
-        tail = ", ".join(x for x in after if x)
-        return text + " (" + ", ".join(x for x in extra if x) + (f"; {tail}" if tail else "") + ")"
 
+def from_catalog(document: dict[str, Any]) -> str:
+    """llms.txt, byte for byte as `outputs.render` publishes it, from the published catalog document
+    alone (each entry's `projection` is enough): `# Title`, `> summary`, details, `## Tools` (the
+    tools an agent can use, `claims.usable`), then DO_NOT_USE for the rest, each with the reason."""
+    published = document["published"]
+    files = published["files"]
+    site = Site(url=published["site"]["url"], name=published["site"]["name"], description=published["site"]["description"])
+    here = files["llms"] or "llms.txt"
+    digested = bool(files["catalog"] or files["tool_json_dir"] is not None)
+    tools = sorted(document["tools"], key=lambda t: (t["id"], t["source"]))
+    usable = [t for t in tools if t["claims"]["usable"]]
+    unusable = [t for t in tools if not t["claims"]["usable"]]
+    lines = _preamble(document, site, here)
     lines += ["", "## Tools", ""]
-    caught = "declared no effects but caught with an undeclared one"  # see the page's Observed effects
-    lines += [item(t, t.status.value + (f", {caught}" if t.sandbox is not None and t.sandbox.caught_mutating else "")) for t in valid] or ["No valid tools."]
-    if invalid:
-        lines += ["", "## Optional", ""]
-        lines += [item(t, "invalid manifest: see the page for its errors") for t in invalid]
+    lines += [_item(t, _note(t), site, here, digested) for t in usable] or ["No tool an agent can use."]
+    if unusable:
+        lines += ["", DO_NOT_USE, "", "An agent must not call these: each failed, has an invalid manifest, or was caught doing what its contract does not declare.", ""]
+        lines += [_item(t, _note(t), site, here, digested) for t in unusable]
     return "\n".join(lines) + "\n"
+
+
+def llms_txt(catalog: Catalog, options: Options, site: Site, document: dict[str, Any] | None = None) -> str:
+    """llms.txt for a harvested catalog (`from_catalog` of its catalog document, made when not given)."""
+    from . import catalog_json  # a sibling below: the document, when the caller has none
+
+    if document is None or "published" not in document:
+        document = catalog_json.document(catalog, options, site)
+    return from_catalog(document)

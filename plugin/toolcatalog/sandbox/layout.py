@@ -20,12 +20,13 @@ import tempfile
 import threading
 from pathlib import Path
 
+from ..observed import SANDBOX_HOME
 from . import nofollow
 
 # Inside the sandbox: the scratch folder and the variables that point at it.
 SCRATCH = "/scratch"
 TMPDIR = "/scratch/tmp"
-HOME = "/scratch/home"
+HOME = SANDBOX_HOME
 
 SYSTEM = ("/usr", "/opt")
 USR_MERGE = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
