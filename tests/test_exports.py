@@ -288,7 +288,7 @@ def test_bad_output_options_fail_the_build(tmp_path: Path, plugin: dict[str, str
     result = build(tmp_path, check=False)
     assert result.returncode != 0 and message in result.stderr, result.stderr
     result = toolcatalog("export", "--no-run", "-o", str(tmp_path / "out"), cwd=tmp_path)
-    assert result.returncode == 2 and message in result.stderr
+    assert result.returncode == 2 and message.replace("`", "") in result.stderr  # the command line prints code spans as words
 
 
 def test_a_docs_file_at_an_output_path_wins(tmp_path: Path) -> None:
