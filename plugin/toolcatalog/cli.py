@@ -121,13 +121,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     compare.set_defaults(handler=_diff)
 
     check_digests = commands.add_parser(
-        "verify", help="recompute the digests of a published catalog (catalog.json, per-tool JSON, mcp-tools.json, llms.txt); "
-        "exit 1 on any mismatch",
+        "verify", help="recompute the digests of a published catalog and of every file its digest manifest lists (pages, "
+        "assets, per-tool JSON, mcp-tools.json, llms.txt), in a folder or at a URL; exit 1 on any mismatch",
     )
-    check_digests.add_argument("dir", metavar="DIR", help="the built site or export folder (or a catalog.json file: only it is checked)")
+    check_digests.add_argument("dir", metavar="DIR|URL", help="the built site or export folder (or a catalog.json file: only it "
+                               "is checked), or the http(s) URL of a published site")
     check_digests.add_argument("--catalog", default="catalog.json", metavar="PATH", help="the catalog's path in DIR (default: catalog.json)")
     check_digests.add_argument("--mcp", metavar="PATH", help="the MCP tool list's path in DIR (default: mcp-tools.json, when present)")
     check_digests.add_argument("--llms", metavar="PATH", help="llms.txt's path in DIR (default: llms.txt, when present)")
+    check_digests.add_argument("--digest", metavar="SHA256", help="the catalog digest the build printed: the catalog must have it "
+                               "(the trust anchor every other file is checked from)")
     check_digests.set_defaults(handler=_verify)
 
     args = parser.parse_args(argv)
@@ -361,7 +364,10 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    result = verify.verify(Path(args.dir), args.catalog, args.mcp, args.llms)
+    if verify.is_url(args.dir):
+        result = verify.verify_url(args.dir, args.catalog, args.mcp, args.llms, args.digest)
+    else:
+        result = verify.verify(Path(args.dir), args.catalog, args.mcp, args.llms, args.digest)
     for line in result.checked:
         print(printable(f"ok: {line}"))
     for line in result.problems:

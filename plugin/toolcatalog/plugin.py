@@ -25,7 +25,7 @@ from typing import Any
 from markupsafe import escape
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import BasePlugin, get_plugin_logger
+from mkdocs.plugins import BasePlugin, event_priority, get_plugin_logger
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
@@ -33,7 +33,7 @@ from mkdocs.structure.toc import get_toc
 from mkdocs.utils import get_relative_url
 
 from . import nav as catalog_nav
-from . import outputs, pipeline, report
+from . import outputs, pipeline, report, sitefiles
 from .config import ToolCatalogConfig, to_options
 from .discover import DiscoveryError
 from .links import SourceLink, source_links
@@ -173,19 +173,20 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         page.toc = get_toc(tool_toc(tool))
         return self.renderer.tool_page(tool, self.build.catalog, url_for, self.source_link)
 
+    @event_priority(-100)
     def on_post_build(self, config: MkDocsConfig) -> None:
         if not self.config.enabled or self.build is None:
             return
-        try:
-            files = self.build.outputs()
+        try:  # last of every plugin's post_build (priority -100): the digest manifest lists what they wrote
+            files, overridden, skipped = sitefiles.outputs_for_site(self.build.outputs, Path(config.site_dir), Path(config.docs_dir))
         except outputs.ExportError as exc:
             raise PluginError(report.printable(f"toolcatalog: {exc}")) from None
-        for path in list(files):
-            if (Path(config.docs_dir) / path).is_file():
-                log.info("%s exists in docs_dir; it replaces the generated one", report.printable(path))
-                del files[path]
+        for path in overridden:
+            log.info("%s exists in docs_dir; it replaces the generated one", report.printable(path))
+        for path in skipped:
+            log.warning("toolcatalog: %s in site_dir is not a regular file; the digest manifest does not list it", report.printable(path))
         outputs.write(files, Path(config.site_dir))
-        log.info("wrote %d files for agents (catalog, schema, per-tool JSON, MCP tools, llms.txt)", len(files))
+        log.info("wrote %d files for agents (catalog, schema, per-tool JSON, MCP tools, llms.txt, digest manifest)", len(files))
 
     def on_serve(self, server: Any, config: MkDocsConfig, builder: Any) -> Any:
         if self.config.enabled and self.workspace is not None and self.options is not None:
