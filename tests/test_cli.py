@@ -36,7 +36,10 @@ def test_check_json_equals_the_plugins_catalog(tmp_path: Path) -> None:
     build(tmp_path)
     result = toolcatalog("check", "--json", str(tmp_path), cwd=REPO)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (tmp_path / "site" / "catalog.json").read_text(encoding="utf-8")
+    # The same document but for the digest manifest it names: the site's lists the pages too.
+    printed, published = json.loads(result.stdout), json.loads((tmp_path / "site" / "catalog.json").read_text(encoding="utf-8"))
+    assert printed["written"]["files"] < published["written"]["files"]
+    assert {**printed, "written": None, "catalog_digest": None} == {**published, "written": None, "catalog_digest": None}
 
 
 def test_catalog_matches_the_golden_file(tmp_path: Path) -> None:

@@ -24,6 +24,8 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from email.message import Message as HTTPMessage
+from typing import IO
 from urllib.parse import quote, urljoin, urlsplit
 
 from .outputs.documents.base import SourceError
@@ -54,12 +56,23 @@ class _SameOrigin(urllib.request.HTTPRedirectHandler):
     def __init__(self, origin: tuple[str, str, int | None], limit: int) -> None:
         self.origin, self.max_redirections = origin, limit
 
-    def redirect_request(self, req: urllib.request.Request, fp: object, code: int, msg: str, headers: object,
+    def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str, headers: HTTPMessage,
                          newurl: str) -> urllib.request.Request | None:
         target = urljoin(req.full_url, newurl)
         if _origin(target) != self.origin:
             raise SourceError(f"redirected off the site's origin, to {target[:200]!r}; not followed")
-        return super().redirect_request(req, fp, code, msg, headers, target)  # type: ignore[arg-type]
+        return super().redirect_request(req, fp, code, msg, headers, target)
+
+    def http_error_302(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str,
+                       headers: HTTPMessage) -> IO[bytes] | None:
+        location = headers.get("location") or headers.get("uri")
+        if location is not None:  # before urllib's own checks, so every refusal says where it went
+            target = urljoin(req.full_url, location)
+            if _origin(target) != self.origin:
+                raise SourceError(f"redirected off the site's origin, to {target[:200]!r}; not followed")
+        return super().http_error_302(req, fp, code, msg, headers)
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
 
 
 class _Failed:

@@ -60,7 +60,7 @@ class Folder:
         try:
             return read_capped(self._path(path), limit, inside=self.root)
         except ReadError as exc:
-            raise SourceError(f"{path!r} cannot be read: {exc}") from None
+            raise SourceError(f"cannot be read: {exc}") from None
 
     def listing(self) -> list[str]:
         out = []

@@ -13,7 +13,10 @@ def load_json(source: Source, path: str, what: str, limit: int = MAX_CATALOG_BYT
     """The JSON at `path`. Raises SourceError, naming the file."""
     if not source.exists(path):
         raise SourceError(f"{what} {path!r} does not exist")
-    data = source.read(path, limit)
+    try:
+        data = source.read(path, limit)
+    except SourceError as exc:
+        raise SourceError(f"{what} {path!r}: {exc}") from None
     try:
         return loads_limited(data.decode("utf-8"), CATALOG_DEPTH)
     except (UnicodeDecodeError, ValueError) as exc:
@@ -25,6 +28,8 @@ def load_text(source: Source, path: str, what: str, limit: int = MAX_CATALOG_BYT
         raise SourceError(f"{what} {path!r} does not exist")
     try:
         return source.read(path, limit).decode("utf-8")
+    except SourceError as exc:
+        raise SourceError(f"{what} {path!r}: {exc}") from None
     except UnicodeDecodeError as exc:
         raise SourceError(f"{what} {path!r} is not UTF-8: {exc}") from None
 
