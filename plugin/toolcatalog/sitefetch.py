@@ -24,7 +24,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from email.message import Message as HTTPMessage
+from http.client import HTTPMessage
 from typing import IO
 from urllib.parse import quote, urljoin, urlsplit
 
@@ -54,7 +54,8 @@ def _origin(url: str) -> tuple[str, str, int | None]:
 
 class _SameOrigin(urllib.request.HTTPRedirectHandler):
     def __init__(self, origin: tuple[str, str, int | None], limit: int) -> None:
-        self.origin, self.max_redirections = origin, limit
+        self.origin = origin
+        setattr(self, "max_redirections", limit)  # urllib reads the class attribute's name on the instance
 
     def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str, headers: HTTPMessage,
                          newurl: str) -> urllib.request.Request | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Collection, Mapping
+from typing import Any, Collection, Mapping
 
 from ..files import write_atomic
 from ..model import Catalog
@@ -57,7 +57,7 @@ def _rendered(catalog: Catalog, options: Options, site: Site, others: Mapping[st
 
 
 def catalog_document(catalog: Catalog, options: Options | None = None, site: Site | None = None,
-                     others: Mapping[str, FileDigest] | None = None) -> dict:
+                     others: Mapping[str, FileDigest] | None = None) -> dict[str, Any]:
     """The catalog document exactly as `render` publishes it (with the MCP list's omissions when
     that output is on, and the digest manifest's reference when the catalog is). Raises ExportError."""
     options = options or Options()
@@ -65,7 +65,7 @@ def catalog_document(catalog: Catalog, options: Options | None = None, site: Sit
     paths = output_paths(options)
     if paths.catalog is not None:
         text = _rendered(catalog, options, site, others, ()).files[paths.catalog]
-        document: dict = json.loads(text)
+        document: dict[str, Any] = json.loads(text)
         return document
     plan = registry.mcp_plan(catalog, options)
     try:

@@ -50,7 +50,7 @@ def mcp_plan(catalog_: Catalog, options: Options) -> mcp.McpPlan | None:
 
 def plan(catalog_: Catalog, options: Options, site: Site, others: Mapping[str, FileDigest] | None = None,
          overridden: Collection[str] = ()) -> Plan:
-    return Plan(catalog_, options, site, output_paths(options), mcp_plan(catalog_, options), others or {}, frozenset(overridden))
+    return Plan(catalog_, options, site, output_paths(options), mcp_plan(catalog_, options), others, frozenset(overridden))
 
 
 def _stream(the_plan: Plan, writers: list[Writer]) -> tuple[dict[str, Any], integrity.Sealer, list[dict[str, str]]]:

@@ -37,7 +37,8 @@ class Plan:
     site: Site
     paths: OutputPaths
     mcp_plan: McpPlan | None
-    others: Mapping[str, FileDigest]  # the site's files that are not outputs for agents (pages, assets)
+    others: Mapping[str, FileDigest] | None  # the site's files that are not outputs for agents (pages,
+    # assets); None: the pages are another generator's (`toolcatalog export`, `markdown`), so the manifest covers only ours
     overridden: frozenset[str] = frozenset()  # outputs the site's own file replaces (listed from `others`)
 
 

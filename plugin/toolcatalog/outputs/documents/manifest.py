@@ -21,6 +21,9 @@ from .base import Check, Draft, Drafting, Output, Plan, SourceError
 from .reading import loads
 
 MAX_FILE_BYTES = catalog_json.MAX_CATALOG_BYTES
+SIGNATURE = ".sigstore.json"  # the catalog's signature bundle, added after the build (docs/catalog-json.md)
+SITE = "site"  # every file of the site (the MkDocs plugin)
+OUTPUTS = "outputs"  # the outputs for agents only: another generator makes the pages (`toolcatalog export`, `markdown`)
 
 
 class Writer:
@@ -34,9 +37,9 @@ class Writer:
         ours = {draft.path: draft.quoted.digest() for draft in drafting.drafts
                 if draft.quoted is not None and draft.path not in self.plan.overridden}
         skip = {self.catalog, self.path}
-        files = {path: digest for path, digest in self.plan.others.items() if path not in skip}
+        files = {path: digest for path, digest in (self.plan.others or {}).items() if path not in skip}
         files.update((path, digest) for path, digest in ours.items() if path not in skip)
-        document = {"version": MANIFEST_VERSION, "catalog": self.catalog,
+        document = {"version": MANIFEST_VERSION, "catalog": self.catalog, "covers": SITE if self.plan.others is not None else OUTPUTS,
                     "files": {path: files[path].as_dict() for path in sorted(files)}}
         text = catalog_json.dumps(document)
         written = {"manifest": posixpath.basename(self.path), "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
@@ -66,7 +69,7 @@ def _reference(check: Check) -> tuple[str, dict[str, Any]] | None:
 
 def _entries(check: Check, path: str, document: Any) -> dict[str, FileDigest] | None:
     files = document.get("files") if isinstance(document, dict) else None
-    if not isinstance(files, dict) or document.get("version") != MANIFEST_VERSION:
+    if not isinstance(files, dict) or document.get("version") != MANIFEST_VERSION or document.get("covers") not in (SITE, OUTPUTS):
         check.result.problems.append(f"{path}: not a version {MANIFEST_VERSION} digest manifest")
         return None
     out: dict[str, FileDigest] = {}
@@ -135,20 +138,24 @@ def verify(check: Check) -> None:
     text = _load(check, path, written)
     if text is None:
         return
-    files = _entries(check, path, loads(text))
+    document = loads(text)
+    files = _entries(check, path, document)
     if files is None:
         return
     before = len(check.result.problems)
     listing = check.source.listing()
     agreed = sum(_file(check, rel, digest, listing is None) for rel, digest in sorted(files.items()))
-    for rel in sorted(set(listing or ()) - set(files) - {check.catalog_path, path}):
+    whole = document.get("covers") == SITE
+    unlisted = set(listing or ()) - set(files) - {check.catalog_path, path, check.catalog_path + SIGNATURE}
+    for rel in sorted(unlisted) if whole else ():
         check.result.problems.append(f"{rel}: not in the digest manifest (added after the build)")
     if len(files) != written.get("files"):
         check.result.problems.append(f"{path}: lists {len(files)} files, the catalog's `{WRITTEN_FIELD}.files` says {written.get('files')!r}")
     check.manifest = files
     if len(check.result.problems) == before:
-        check.result.checked.append(f"{path}: {agreed} file{'s' if agreed != 1 else ''}, every byte"
-                                    + ("; no other file in the folder" if listing is not None else ""))
+        tail = ("; no other file in the folder" if listing is not None else "") if whole else \
+            " (the outputs for agents; the pages are another generator's and not covered)"
+        check.result.checked.append(f"{path}: {agreed} file{'s' if agreed != 1 else ''}, every byte{tail}")
 
 
 OUTPUT = Output("(the digest manifest)", writer, verify, anchor=True)

@@ -84,11 +84,16 @@ def rederive(entry: dict[str, Any], name: str) -> dict[str, Any]:
     return out
 
 
+def _meta(value: Any) -> dict[str, Any]:
+    meta = value.get("_meta") if isinstance(value, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
 def expected_tools(check: Check, published: list[Any]) -> dict[int, dict[str, Any] | str]:
     """Per published tool (by position): the tool its catalog entry makes, or why there is none."""
     out: dict[int, dict[str, Any] | str] = {}
     for index, tool in enumerate(published):
-        meta = tool.get("_meta") if isinstance(tool, dict) and isinstance(tool.get("_meta"), dict) else {}
+        meta = _meta(tool)
         digest = meta.get(META + "digest")
         entry = check.entries.get(digest) if isinstance(digest, str) else None
         if entry is None:
@@ -100,8 +105,7 @@ def expected_tools(check: Check, published: list[Any]) -> dict[int, dict[str, An
 
 
 def _list_digest(check: Check, label: str, data: dict[str, Any]) -> bool:
-    meta = data.get("_meta") if isinstance(data.get("_meta"), dict) else {}
-    stated = meta.get(META + "catalog-digest")
+    stated = _meta(data).get(META + "catalog-digest")
     if stated is not None and stated != check.catalog_digest:
         check.result.problems.append(f"{label}: names catalog digest {stated!r}, the catalog's is {check.catalog_digest!r}")
     return stated is not None
