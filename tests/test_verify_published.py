@@ -40,7 +40,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = yaml.safe_load((root / "mkdocs.yml").read_text(encoding="utf-8"))
     config["plugins"] = [{"toolcatalog": {}}, "search"]  # search writes its index after our hook would by default
     (root / "mkdocs.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    build(root)
+    (root / "build.log").write_text(build(root).stderr, encoding="utf-8")
     return root / "site"
 
 
@@ -104,6 +104,8 @@ def test_a_clean_build_passes_and_its_manifest_lists_every_other_file(site: Path
     catalog = load(site / "catalog.json")
     assert catalog["written"] == {"manifest": MANIFEST, "sha256": hashlib.sha256((site / MANIFEST).read_bytes()).hexdigest(),
                                   "files": 43}
+    # The trust anchor is in the build's log.
+    assert f"toolcatalog: catalog digest {catalog['catalog_digest']}" in (site.parent / "build.log").read_text(encoding="utf-8")
     result = toolcatalog("verify", str(site), "--digest", catalog["catalog_digest"], cwd=site)
     assert result.returncode == 0, result.stdout
 
@@ -362,3 +364,25 @@ def test_only_http_urls_are_fetched(tmp_path: Path) -> None:
     for target in ("file:///etc/", "ftp://127.0.0.1/", "http://user:pw@127.0.0.1/"):
         result = toolcatalog("verify", target, cwd=tmp_path)
         assert result.returncode == 2, (target, result.stdout, result.stderr)
+
+
+def test_the_signature_bundle_may_sit_beside_the_catalog(copy: Path) -> None:
+    (copy / "catalog.json.sigstore.json").write_text("{}", encoding="utf-8")  # what CI adds after the build
+    assert problems(copy) == []
+    (copy / "catalog.json.sig").write_text("x", encoding="utf-8")
+    assert problems(copy) == ["catalog.json.sig: not in the digest manifest (added after the build)"]
+
+
+def test_an_export_folders_manifest_covers_the_outputs_for_agents(tmp_path: Path) -> None:
+    workspace(tmp_path / "ws")
+    result = toolcatalog("export", "--no-run", "-o", str(tmp_path / "out"), str(tmp_path / "ws"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    manifest = load(tmp_path / "out" / MANIFEST)
+    assert manifest["covers"] == "outputs"
+    assert sorted(manifest["files"]) == sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*")
+                                               if p.is_file() and p.name not in ("catalog.json", MANIFEST))
+    result = toolcatalog("verify", str(tmp_path / "out"), cwd=tmp_path)
+    assert result.returncode == 0 and "(the outputs for agents; the pages are another generator's and not covered)" in result.stdout
+    edit(tmp_path / "out/llms.txt", lambda t: t.replace("failed", "passed") if "failed" in t else t + "\n")
+    result = toolcatalog("verify", str(tmp_path / "out"), cwd=tmp_path)
+    assert result.returncode == 1 and "MISMATCH: llms.txt: its bytes are not" in result.stdout

@@ -178,15 +178,18 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):
         if not self.config.enabled or self.build is None:
             return
         try:  # last of every plugin's post_build (priority -100): the digest manifest lists what they wrote
-            files, overridden, skipped = sitefiles.outputs_for_site(self.build.outputs, Path(config.site_dir), Path(config.docs_dir))
+            published = sitefiles.outputs_for_site(self.build.outputs, Path(config.site_dir), Path(config.docs_dir),
+                                                   self.options.catalog_file if self.options else None)
         except outputs.ExportError as exc:
             raise PluginError(report.printable(f"toolcatalog: {exc}")) from None
-        for path in overridden:
+        for path in published.overridden:
             log.info("%s exists in docs_dir; it replaces the generated one", report.printable(path))
-        for path in skipped:
+        for path in published.skipped:
             log.warning("toolcatalog: %s in site_dir is not a regular file; the digest manifest does not list it", report.printable(path))
-        outputs.write(files, Path(config.site_dir))
-        log.info("wrote %d files for agents (catalog, schema, per-tool JSON, MCP tools, llms.txt, digest manifest)", len(files))
+        outputs.write(published.files, Path(config.site_dir))
+        log.info("wrote %d files for agents (catalog, schema, per-tool JSON, MCP tools, llms.txt, digest manifest)", len(published.files))
+        if published.catalog_digest:  # the trust anchor of `toolcatalog verify --digest`
+            log.info("catalog digest %s", published.catalog_digest)
 
     def on_serve(self, server: Any, config: MkDocsConfig, builder: Any) -> Any:
         if self.config.enabled and self.workspace is not None and self.options is not None:

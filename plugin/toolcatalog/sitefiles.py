@@ -5,13 +5,16 @@ read once, no link followed (a link is listed by what it is, never read through)
 from __future__ import annotations
 
 import hashlib
+import re
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Collection, Mapping
 
 from .outputs.published import FileDigest, of_bytes
 
+_DIGEST = re.compile(r'^  "catalog_digest": "(sha256:[0-9a-f]{64})",$', re.MULTILINE)
 _FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
@@ -50,18 +53,24 @@ def site_files(folder: Path) -> tuple[dict[str, FileDigest], list[str]]:
 
 
 
+@dataclass
+class Published:
+    files: dict[str, str]  # site path -> text, to write
+    overridden: list[str]  # outputs a file of docs_dir replaces (not written; the manifest lists the docs' file)
+    skipped: list[str]  # what in site_dir is not a regular file (not listed)
+    catalog_digest: str | None  # the trust anchor, for the log
+
+
 def outputs_for_site(render: Callable[[Mapping[str, FileDigest], Collection[str]], dict[str, str]],
-                     site_dir: Path, docs_dir: Path) -> tuple[dict[str, str], list[str], list[str]]:
+                     site_dir: Path, docs_dir: Path, catalog_path: str | None) -> Published:
     """The outputs for agents of a site MkDocs has written (`render(others, overridden)`, e.g.
-    `pipeline.Build.outputs`), whose digest manifest lists every file already in `site_dir`.
-    Returns the files to write, the outputs a file of `docs_dir` replaces (not written: the site
-    keeps the docs' file, which the manifest lists) and what is not a regular file (not listed)."""
+    `pipeline.Build.outputs`), whose digest manifest lists every file already in `site_dir`."""
     others, skipped = site_files(site_dir)
     files = render(others, ())
     overridden = [path for path in files if docs_dir.joinpath(*path.split("/")).is_file()]
     if overridden:
         files = render(others, overridden)
-    return files, overridden, skipped
+    found = _DIGEST.search(files[catalog_path][:4096]) if catalog_path in files else None  # sorted keys: near the top
+    return Published(files, overridden, skipped, found.group(1) if found else None)
 
-
-__all__ = ["FileDigest", "of_bytes", "outputs_for_site", "site_files"]
+__all__ = ["FileDigest", "Published", "of_bytes", "outputs_for_site", "site_files"]
