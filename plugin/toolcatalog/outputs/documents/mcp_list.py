@@ -15,7 +15,7 @@ from .. import catalog_json, integrity, mcp
 from ..published import Quoted, plain, quoting
 from ..site import reference
 from .base import Check, Draft, Drafting, Output, Plan, SourceError, quoted_draft
-from .reading import difference, load_json
+from .reading import differences, load_json
 
 META = mcp.MCP_META_PREFIX
 
@@ -133,8 +133,7 @@ def verify(check: Check) -> None:
         if isinstance(expected, str):
             check.result.problems.append(f"{where}: {expected}")
             continue
-        field = difference(tool, expected)
-        if field is not None:
+        for field in differences(tool, expected):
             check.result.problems.append(f"{where}: `{field or '(the tool)'}` differs from what its catalog entry makes")
     if len(check.result.problems) == before:
         check.result.checked.append(f"{label}: {len(tools)} tool digest{'s' if len(tools) != 1 else ''}"

@@ -62,3 +62,19 @@ def loads(text: str) -> Any:
         return loads_limited(text, CATALOG_DEPTH)
     except ValueError:
         return None
+
+
+def differences(actual: Any, expected: Any) -> list[str]:
+    """`difference` per top-level member (every member that differs, each by its first field)."""
+    if not (isinstance(actual, dict) and isinstance(expected, dict)):
+        found = difference(actual, expected)
+        return [] if found is None else [found]
+    out = []
+    for key in sorted(set(actual) | set(expected)):
+        if key not in actual or key not in expected:
+            out.append(str(key))
+            continue
+        found = difference(actual[key], expected[key], str(key))
+        if found is not None:
+            out.append(found)
+    return out
