@@ -30,7 +30,6 @@ from typing import Any
 from . import sitefetch
 from .files import ReadError, read_capped
 from .outputs import registry
-from .outputs.catalog_json import MAX_CATALOG_BYTES
 from .outputs.documents import catalog as catalog_output
 from .outputs.documents.base import Check, Result, SourceError
 from .outputs.documents.reading import load_json
@@ -134,5 +133,3 @@ def verify_url(url: str, catalog: str = "catalog.json", mcp: str | None = None, 
 def is_url(target: str) -> bool:
     return "://" in target
 
-
-MAX_BYTES = MAX_CATALOG_BYTES
