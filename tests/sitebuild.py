@@ -36,6 +36,7 @@ from toolcatalog.harvest import harvest
 from toolcatalog.model import Catalog, Tool
 from toolcatalog.options import Options
 from toolcatalog.outputs import catalog_json
+from toolcatalog.outputs.published import manifest_path
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus"
@@ -231,13 +232,32 @@ def files_under(folder: Path) -> dict[str, bytes]:
 
 
 def agent_outputs(site: Path, options: dict[str, str] | None = None) -> dict[str, bytes]:
-    """The files a build wrote for agents (not the HTML pages), with the plugin `options` for their paths."""
+    """The files a build wrote for agents (not the HTML pages), with the plugin `options` for their paths.
+
+    The catalog digest covers the digest manifest, which lists the site's pages and assets too (and
+    the MkDocs theme dates its home page unless SOURCE_DATE_EPOCH is set): so the catalog's
+    `written` and `catalog_digest`, and the catalog digest the MCP list and llms.txt quote, are
+    replaced by placeholders, and the manifest keeps only its entries for these files. Everything
+    else is compared byte for byte (tests/test_reproducible.py compares every file's bytes)."""
     o = {"catalog_file": "catalog.json", "tool_json_dir": "tools", "mcp_file": "mcp-tools.json", "llms_file": "llms.txt", **(options or {})}
+    manifest = manifest_path(o["catalog_file"]) if o["catalog_file"] else None
     out = {}
     for rel, data in files_under(site).items():
         folder, _, name = rel.rpartition("/")
-        if rel in (o["catalog_file"], o["mcp_file"], o["llms_file"], catalog_json.SCHEMA_SITE_PATH) or (
+        if rel in (o["catalog_file"], o["mcp_file"], o["llms_file"], catalog_json.SCHEMA_SITE_PATH, manifest) or (
             o["tool_json_dir"] and folder == o["tool_json_dir"].strip("/") and name.endswith(".json")
         ):
             out[rel] = data
+    if o["catalog_file"] in out:
+        catalog = json.loads(out[o["catalog_file"]])
+        digest = catalog["catalog_digest"].encode()
+        out[o["catalog_file"]] = catalog_json.dumps({**catalog, "catalog_digest": "<digest>", "written": "<site files>"}).encode()
+        for rel in (o["mcp_file"], o["llms_file"]):
+            if rel in out:
+                out[rel] = out[rel].replace(digest, b"<catalog digest>")
+    if manifest in out:
+        listed = json.loads(out[manifest])
+        listed["files"] = {rel: item for rel, item in listed["files"].items() if rel in out}
+        listed["covers"] = "<site or outputs>"
+        out[manifest] = catalog_json.dumps(listed).encode()
     return out

@@ -225,10 +225,15 @@ def test_provenance_names_repository_commit_and_path_in_the_checkout(tmp_path: P
     echo = next(t for t in catalog["tools"] if t["id"] == "text.echo")
     assert echo["provenance"] == {"repository": "https://example.org/team/tools", "commit": head, "path": "catalog-site/.tools/text.echo/TOOL.md"}
     assert echo["source"] == ".tools/text.echo/TOOL.md"  # `source` stays relative to mkdocs.yml
-    # The command line reads repo_url from mkdocs.yml and gives the same bytes.
+    # The command line reads repo_url from mkdocs.yml and gives the same bytes for every file it
+    # writes; the catalogs differ only in the digest manifest they name (the site's lists its pages too).
     result = toolcatalog("export", "--no-run", "-o", str(tmp_path / "out"), cwd=site_dir)
     assert result.returncode == 0, result.stderr
-    assert (tmp_path / "out/catalog.json").read_bytes() == (site_dir / "site/catalog.json").read_bytes()
+    exported = load(tmp_path / "out/catalog.json")
+    assert {**exported, "written": None, "catalog_digest": None} == {**catalog, "written": None, "catalog_digest": None}
+    published = load(site_dir / "site/catalog.digests.json")["files"]
+    for path, digest in load(tmp_path / "out/catalog.digests.json")["files"].items():  # llms.txt's and the MCP list's but
+        assert published[path] == digest, path  # for the catalog digest they quote
     mcp = load(site_dir / "site/mcp-tools.json")
     assert all(t["_meta"]["toolcatalog/provenance"]["commit"] == head for t in mcp["tools"])
 
@@ -401,7 +406,7 @@ def test_verify_accepts_a_published_site_and_names_every_mismatch(tmp_path: Path
             tool["_meta"]["toolcatalog/verification"]["processes"] += 1
         return json.dumps(data)
     result = tampered("mcp-tools.json", upgrade)
-    assert result.returncode == 1 and "tool 'add-numbers': its verification differs" in result.stdout
+    assert result.returncode == 1 and "tool 'add-numbers': `_meta.toolcatalog/verification.processes` differs" in result.stdout
     result = tampered("llms.txt", lambda text: text.replace(catalog["catalog_digest"], "sha256:" + "0" * 64))
     assert result.returncode == 1 and "llms.txt: names catalog digest" in result.stdout
     shutil.copytree(site, tmp_path / "gone")

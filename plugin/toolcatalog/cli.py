@@ -99,10 +99,13 @@ FLAGS: dict[str, Flag] = {
                     help="text for a terminal, markdown for a pull request, json for programs "
                     "(default: text when the output is a terminal, else markdown)"),
     "format-json": _flag("--json", action="store_const", const="json", dest="format", help="the same as --format json"),
-    "dir": _flag("dir", metavar="DIR", help="the built site or export folder (or a catalog.json file: only it is checked)"),
+    "dir": _flag("dir", metavar="DIR|URL", help="the built site or export folder (or a catalog.json file: only it is "
+                 "checked), or the http(s) URL of a published site"),
     "catalog": _flag("--catalog", default="catalog.json", metavar="PATH", help="the catalog's path in DIR (default: catalog.json)"),
     "mcp": _flag("--mcp", metavar="PATH", help="the MCP tool list's path in DIR (default: mcp-tools.json, when present)"),
     "llms": _flag("--llms", metavar="PATH", help="llms.txt's path in DIR (default: llms.txt, when present)"),
+    "digest": _flag("--digest", metavar="SHA256", help="the catalog digest the build printed: the catalog must have it "
+                    "(the trust anchor every other file is checked from)"),
 }
 
 _WORKSPACE = ("path", "config-file", "paths", "exclude")
@@ -133,8 +136,9 @@ def _commands() -> dict[str, Command]:
                                                    *_TERMINAL)),
         "diff": Command("compare two catalog.json files: added, removed and changed tools; exit 1 if anything breaks",
                         _diff, ("old", "new", "format", "format-json")),
-        "verify": Command("recompute the digests of a published catalog (catalog.json, per-tool JSON, mcp-tools.json, "
-                          "llms.txt); exit 1 on any mismatch", _verify, ("dir", "catalog", "mcp", "llms")),
+        "verify": Command("recompute the digests of a published catalog and of every file its digest manifest lists (pages, "
+                          "assets, per-tool JSON, mcp-tools.json, llms.txt), in a folder or at a URL; exit 1 on any mismatch",
+                          _verify, ("dir", "catalog", "mcp", "llms", "digest")),
     }
 
 
@@ -459,7 +463,10 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    result = verify.verify(Path(args.dir), args.catalog, args.mcp, args.llms)
+    if verify.is_url(args.dir):
+        result = verify.verify_url(args.dir, args.catalog, args.mcp, args.llms, args.digest)
+    else:
+        result = verify.verify(Path(args.dir), args.catalog, args.mcp, args.llms, args.digest)
     for line in result.checked:
         print(printable(f"ok: {line}"))
     for line in result.problems:

@@ -360,10 +360,13 @@ class OutputPaths:
         """The published catalog schema: whenever a catalog or per-tool files are."""
         return CATALOG_SCHEMA_SITE_PATH if self.catalog is not None or self.tool_json_dir is not None else None
 
+    def named(self) -> dict[str, str | None]:
+        """{option name: site path, None when off} of the single-file outputs, written once here."""
+        return {"catalog_file": self.catalog, "mcp_file": self.mcp, "llms_file": self.llms, "(the catalog schema)": self.schema}
+
     def files(self) -> dict[str, str]:
         """{site path: what it is} of the single-file outputs that are on."""
-        named = {"catalog_file": self.catalog, "mcp_file": self.mcp, "llms_file": self.llms, "(the catalog schema)": self.schema}
-        return {path: name for name, path in named.items() if path is not None}
+        return {path: name for name, path in self.named().items() if path is not None}
 
 
 def output_paths(options: Options) -> OutputPaths:
@@ -379,8 +382,7 @@ def check(options: Options) -> None:
     """The rules that involve several options. Raises OptionsError."""
     paths = output_paths(options)
     seen: dict[str, str] = {}
-    named = {"catalog_file": paths.catalog, "mcp_file": paths.mcp, "llms_file": paths.llms, "(the catalog schema)": paths.schema}
-    for name, path in named.items():
+    for name, path in paths.named().items():
         if path is None:
             continue
         if path in seen:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Collection, Iterable, Mapping
 
 from . import coverage, markdown_pages, outputs, quality, sealing
 from .conformance import engine, resultsfile
@@ -67,9 +67,11 @@ class Build:
     def all_diagnostics(self) -> list[Diagnostic]:
         return [*self.catalog.all_diagnostics(), *self.diagnostics]
 
-    def outputs(self) -> dict[str, str]:
-        """Every output for agents as `{site path: text}`. Raises outputs.ExportError."""
-        return outputs.render(self.catalog, self.options, self.site)
+    def outputs(self, others: Mapping[str, outputs.FileDigest] | None = None, overridden: Collection[str] = ()) -> dict[str, str]:
+        """Every output for agents as `{site path: text}`. `others`: the site's own files, which the
+        digest manifest lists too; `overridden`: outputs the site's own files replace (see
+        `outputs.render`). Raises outputs.ExportError."""
+        return outputs.render(self.catalog, self.options, self.site, others, overridden)
 
     def markdown_pages(
         self, template_dirs: Iterable[Path] = (), source_link: SourceLink | None = None,

@@ -33,7 +33,7 @@ from mkdocs.structure.toc import get_toc
 from mkdocs.utils import get_relative_url
 
 from . import nav as catalog_nav
-from . import outputs, pipeline, report
+from . import outputs, pipeline, report, sitefiles
 from .config import ToolCatalogConfig, to_options
 from .discover import DiscoveryError
 from .links import SourceLink, source_links
@@ -199,19 +199,23 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # type: ignore[no-untyp
             self.defer = bool(mine) and mine[-1] == len(hooks) - 1
         return self.defer
 
+    @event_priority(-100)
     def on_post_build(self, config: MkDocsConfig) -> None:
         if not self.config.enabled or self.build is None:
             return
-        try:
-            files = self.build.outputs()
+        try:  # last of every plugin's post_build (priority -100): the digest manifest lists what they wrote
+            published = sitefiles.outputs_for_site(self.build.outputs, Path(config.site_dir), Path(config.docs_dir),
+                                                   self.options.catalog_file if self.options else None)
         except outputs.ExportError as exc:
             raise PluginError(report.printable(f"toolcatalog: {exc}")) from None
-        for path in list(files):
-            if (Path(config.docs_dir) / path).is_file():
-                log.info("%s exists in docs_dir; it replaces the generated one", report.printable(path))
-                del files[path]
-        outputs.write(files, Path(config.site_dir))
-        log.info("wrote %d files for agents (catalog, schema, per-tool JSON, MCP tools, llms.txt)", len(files))
+        for path in published.overridden:
+            log.info("%s exists in docs_dir; it replaces the generated one", report.printable(path))
+        for path in published.skipped:
+            log.warning("toolcatalog: %s in site_dir is not a regular file; the digest manifest does not list it", report.printable(path))
+        outputs.write(published.files, Path(config.site_dir))
+        log.info("wrote %d files for agents (catalog, schema, per-tool JSON, MCP tools, llms.txt, digest manifest)", len(published.files))
+        if published.catalog_digest:  # the trust anchor of `toolcatalog verify --digest`
+            log.info("catalog digest %s", published.catalog_digest)
 
     def on_serve(self, server: Any, config: MkDocsConfig, builder: Any) -> Any:
         if self.config.enabled and self.workspace is not None and self.options is not None:

@@ -1,0 +1,77 @@
+"""catalog.json (option `catalog_file`): the catalog document (`outputs.catalog_json`), written
+from the sealed head and every entry's text; verified by recomputing its `catalog_digest` and
+every `entry_digest` from the document itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...model import Tool
+from .. import catalog_json, integrity
+from .base import Check, Draft, Drafting, Output, Plan
+
+
+class Writer:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.texts: list[str] = []
+
+    def entry(self, tool: Tool, entry: dict[str, Any], text: str) -> None:
+        self.texts.append(text)
+
+    def drafts(self, drafting: Drafting) -> list[Draft]:
+        def final(head: dict[str, Any]) -> str:
+            text = catalog_json.dumps_catalog(head, self.texts)
+            self.texts = []
+            return text
+        return [Draft(self.path, "the catalog", None, final)]
+
+
+def writer(plan: Plan) -> Writer | None:
+    return Writer(plan.paths.catalog) if plan.paths.catalog is not None else None
+
+
+def _recompute(value: dict[str, Any], how: Any) -> str | None:
+    try:
+        result: str = how(value)
+        return result
+    except integrity.DigestError:
+        return None
+
+
+def entry_digests(check: Check) -> None:
+    """Every entry's digest, recomputed; `check.entries` gets the entries by it."""
+    name = check.catalog_path
+    bad = 0
+    for index, entry in enumerate(check.document["tools"]):
+        label = f"{name}: tool {entry.get('id')!r}" if isinstance(entry, dict) else f"{name}: tools[{index}]"
+        if not isinstance(entry, dict):
+            check.result.problems.append(f"{label} is not an object")
+            bad += 1
+            continue
+        actual = _recompute(entry, integrity.entry_digest)
+        if actual is None or actual != entry.get(integrity.ENTRY_FIELD):
+            check.result.problems.append(f"{label}: `entry_digest` is {entry.get(integrity.ENTRY_FIELD)!r}, the entry's digest is {actual!r}")
+            bad += 1
+        if actual is not None:
+            check.entries[actual] = entry
+    count = len(check.document["tools"])
+    if not bad:
+        check.result.checked.append(f"{name}: {count} entry digest{'s' if count != 1 else ''}")
+
+
+def catalog_digest(document: dict[str, Any]) -> str | None:
+    return _recompute(document, integrity.catalog_digest)
+
+
+def verify(check: Check) -> None:
+    name = check.catalog_path
+    stated = check.document.get(integrity.CATALOG_FIELD)
+    if check.catalog_digest is None or check.catalog_digest != stated:
+        check.result.problems.append(f"{name}: `catalog_digest` is {stated!r}, the document's digest is {check.catalog_digest!r}")
+    else:
+        check.result.checked.append(f"{name}: catalog digest {check.catalog_digest}")
+    entry_digests(check)
+
+
+OUTPUT = Output("catalog_file", writer, verify, anchor=True)

@@ -1,0 +1,105 @@
+"""The digest manifest's facts: every file a build wrote into the site, by size and SHA-256.
+
+`catalog.digests.json` (beside the catalog: the catalog file's name with `.json` replaced by
+`.digests.json`) lists every file of the site but the catalog and itself. The catalog names it in
+its `written` member (`{"manifest", "sha256", "files"}`), which the catalog digest covers, so the
+catalog digest (printed by the build, see docs/security.md) anchors every published byte.
+
+Two outputs quote the catalog digest (the MCP list's `_meta` and llms.txt's `Catalog digest:`
+line), and the catalog digest covers the manifest, so those two are digested with each place
+where they quote it replaced by the single byte 0xFF (`MARK`), which UTF-8 text never holds:
+given the catalog digest, the file's bytes are still fixed exactly (`masked`). Their entries say
+`"quotes_catalog_digest": true`.
+
+The build makes those two files before the catalog digest exists: `quoting` renders them with
+two stand-ins and keeps the text between the places they went (`Quoted`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from dataclasses import dataclass
+from typing import Callable
+
+MANIFEST_VERSION = 1
+MANIFEST_SUFFIX = ".digests.json"
+WRITTEN_FIELD = "written"  # the catalog's reference to the manifest; sorts after `tools` (see integrity.Sealer)
+MARK = b"\xff"
+DIGEST_LENGTH = len("sha256:") + 64
+
+
+def manifest_path(catalog_path: str) -> str:
+    """`catalog.json` -> `catalog.digests.json`, in the same folder."""
+    folder, name = posixpath.split(catalog_path)
+    stem = name[: -len(".json")] if name.endswith(".json") and len(name) > len(".json") else name
+    return posixpath.join(folder, stem + MANIFEST_SUFFIX)
+
+
+@dataclass(frozen=True)
+class FileDigest:
+    size: int
+    sha256: str  # hex
+    quotes_catalog_digest: bool = False
+
+    def as_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"sha256": self.sha256, "size": self.size}
+        if self.quotes_catalog_digest:
+            out["quotes_catalog_digest"] = True
+        return out
+
+
+def of_bytes(data: bytes) -> FileDigest:
+    return FileDigest(len(data), hashlib.sha256(data).hexdigest())
+
+
+def masked(data: bytes, catalog_digest: str) -> bytes:
+    """`data` with each occurrence of `catalog_digest` replaced by MARK (see the module's docstring)."""
+    return data.replace(catalog_digest.encode("ascii"), MARK)
+
+
+@dataclass(frozen=True)
+class Quoted:
+    """A text that quotes the catalog digest at known places, the digest not yet known."""
+
+    parts: tuple[str, ...]  # the text between the places; one part: it quotes nothing
+
+    def text(self, catalog_digest: str) -> str:
+        return catalog_digest.join(self.parts)
+
+    def digest(self) -> FileDigest:
+        if len(self.parts) == 1:
+            return of_bytes(self.parts[0].encode("utf-8"))
+        data = MARK.join(part.encode("utf-8") for part in self.parts)
+        size = len(data) - (len(self.parts) - 1) * (len(MARK) - DIGEST_LENGTH)
+        return FileDigest(size, hashlib.sha256(data).hexdigest(), True)
+
+
+class QuotingError(Exception):
+    """A stand-in for the catalog digest was found where the text does not quote it (a bug)."""
+
+
+def plain(text: str) -> Quoted:
+    return Quoted((text,))
+
+
+def quoting(render: Callable[[str], str], seed: str) -> Quoted:
+    """`render(catalog_digest)` made before the digest exists. `seed` (the entries' digests)
+    makes the stand-ins, so no manifest can hold one by chance or design. Raises QuotingError."""
+    one, two = ("sha256:" + hashlib.sha256(f"{which}\0{seed}".encode()).hexdigest() for which in ("one", "two"))
+    first = render(one)
+    parts = tuple(first.split(one))
+    if two.join(parts) != render(two):
+        raise QuotingError("the text quotes the catalog digest where a stand-in does not go")
+    return Quoted(parts)
+
+
+def safe_site_path(path: object) -> bool:
+    """A path inside the site: relative, `/`-separated, no empty, `.` or `..` segment, no
+    backslash, control character or drive/scheme colon in its first segment."""
+    if not isinstance(path, str) or not 0 < len(path) <= 1024 or path.startswith("/") or "\\" in path:
+        return False
+    if any(ord(c) < 32 or ord(c) == 127 for c in path):
+        return False
+    segments = path.split("/")
+    return ":" not in segments[0] and all(s not in ("", ".", "..") for s in segments)
