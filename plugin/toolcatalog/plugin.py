@@ -50,7 +50,7 @@ log = get_plugin_logger(__name__)
 # CSS_PATH and JS_PATH are copied by MkDocs with the theme's static files, since our template folder is a theme dir.
 
 
-class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # type: ignore[no-untyped-call]  # mkdocs' __init_subclass__
+class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __init_subclass__: see [tool.mypy] untyped_calls_exclude
     supports_multiple_instances = False
 
     def __init__(self) -> None:

@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
-import nodesemver  # type: ignore[import-untyped]  # no stubs or py.typed (types helper: stubs may replace this)
+import nodesemver  # no stubs or py.typed: pyproject.toml's [tool.mypy] override ignores its missing types
 
 from . import aip14
 from ..model import ERROR, WARNING, Catalog, Diagnostic, Driver, Implementation, Tool

@@ -264,7 +264,7 @@ def validate_tool(entry: Any, where: str = "tool file") -> None:
 
 def schema_text() -> str:
     """The shipped schema, byte for byte as packaged (it is published into the site unchanged)."""
-    return resources.files("toolcatalog").joinpath("schemas", SCHEMA_RESOURCE).read_text(encoding="utf-8")
+    return resources.files("toolcatalog").joinpath("schemas").joinpath(SCHEMA_RESOURCE).read_text(encoding="utf-8")
 
 
 def dumps(document: Any) -> str:
