@@ -111,3 +111,12 @@ def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         build(REPO, "-q", "-f", str(REPO / "mkdocs.yml"), "-d", str(folder / "site"))
 
     return shared(tmp_path_factory, "demo-site", make) / "site"
+
+
+@pytest.fixture(scope="session")
+def team_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The team workspace (teamsite.py: the demo plus the public corpus, where present), built in
+    each theme once per test run. Read-only."""
+    from teamsite import build_team
+
+    return shared(tmp_path_factory, "team", build_team)

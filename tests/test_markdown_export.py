@@ -186,5 +186,5 @@ def test_fail_on_is_honoured_after_writing(tmp_path: Path) -> None:
     write(tmp_path / "options.yml", "plugins:\n  - toolcatalog:\n      fail_on: [invalid]\n      run_examples: false\n")
     result = toolcatalog("markdown", str(tmp_path), "-f", str(tmp_path / "options.yml"), "-o", str(tmp_path / "docs"))
     assert result.returncode == 1
-    assert "Broken Name: status invalid is listed in `fail_on`" in result.stderr
+    assert "Broken Name: status invalid is listed in fail_on" in result.stderr
     assert (tmp_path / "docs/tools/broken-name.md").is_file()  # written first, as `export` does

@@ -21,7 +21,7 @@ import yaml
 
 import teamcorpus
 from browsing import launched_chromium, require_chromium, serve
-from once import shared
+from teamsite import THEMES, site_config
 from sitebuild import Result, build, toolcatalog, write
 
 pytestmark = pytest.mark.browser
@@ -30,17 +30,6 @@ pytest.importorskip("playwright.sync_api")
 
 CORPUS = teamcorpus.available()
 needs_corpus = pytest.mark.skipif(not CORPUS, reason="the shared corpus is not beside the checkout")
-
-MATERIAL = {
-    "name": "material", "font": False, "features": ["navigation.sections"],
-    # The scheme follows the browser's preference, so a dark context sees the dark (slate) scheme.
-    "palette": [
-        {"media": "(prefers-color-scheme: light)", "scheme": "default", "toggle": {"icon": "material/brightness-7", "name": "Dark mode"}},
-        {"media": "(prefers-color-scheme: dark)", "scheme": "slate", "toggle": {"icon": "material/brightness-4", "name": "Light mode"}},
-    ],
-}
-PLAIN = {"name": "mkdocs", "highlightjs": False}  # its default loads highlight.js from a CDN
-THEMES = {"material": MATERIAL, "mkdocs": PLAIN}
 
 # (theme, colour scheme, viewport width). The dark scheme changes colours, never widths: it is
 # checked at the desktop width only (its phone layout is the light scheme's).
@@ -51,30 +40,11 @@ VARIANTS = [
 NARROW = 390
 
 
-def site_config(root: Path, theme: str, **extra: Any) -> str:
-    name = f"mkdocs-{theme}.yml"
-    config = {
-        "site_name": "Team tools", "repo_url": "https://example.invalid/team", "edit_uri": "blob/main/docs/",
-        "theme": THEMES[theme], "site_dir": f"site-{theme}",
-        "plugins": ["search", {"toolcatalog": {"jobs": 2}}], **extra,
-    }
-    write(root / name, yaml.safe_dump(config, sort_keys=False))
-    return name
-
-
-def _build_team(root: Path) -> None:
-    teamcorpus.place(root, demo=True, corpus=CORPUS)
-    write(root / "docs" / "index.md", "# Team tools\n\nThe tools this team's agents may call.\n")
-    for theme in THEMES:
-        result = build(root, "-f", site_config(root, theme))
-        write(root / f"build-{theme}.json", json.dumps(vars(result)))
-
-
 @pytest.fixture(scope="module")
-def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+def team(team_site: Path) -> Iterator[dict[str, Any]]:
     """The team workspace built once per theme (once per test run, for every worker):
     {theme: (base URL, site folder, build log)}, served."""
-    root = shared(tmp_path_factory, "team", _build_team)
+    root = team_site
     sites: dict[str, Any] = {"root": root}
     servers = []
     for theme in THEMES:

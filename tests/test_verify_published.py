@@ -76,14 +76,18 @@ def mcp_tool(data: dict[str, Any], name: str) -> dict[str, Any]:
     return next(tool for tool in data["tools"] if tool["name"] == name)
 
 
-def reseal(folder: Path) -> None:
-    """What an attacker who rewrites every digest does: the manifest's SHA-256 in the catalog, the catalog digest."""
-    catalog = load(folder / "catalog.json")
-    catalog["written"]["sha256"] = hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest()
-    old, catalog["catalog_digest"] = catalog["catalog_digest"], integrity.catalog_digest(catalog)
-    (folder / "catalog.json").write_text(json.dumps(catalog, ensure_ascii=False, sort_keys=True, indent=2) + "\n", encoding="utf-8")
-    for name in ("mcp-tools.json", "llms.txt"):  # they quote it
-        edit(folder / name, lambda text: text.replace(old, catalog["catalog_digest"]))
+def relist(folder: Path, name: str) -> None:
+    """What an attacker who rewrites the digests does: the manifest's entry for `name` made to agree."""
+    data = (folder / name).read_bytes()
+    edit_json(folder / MANIFEST, lambda d: d["files"][name].update(sha256=hashlib.sha256(data).hexdigest(), size=len(data)))
+
+
+def logged(site: Path, what: str) -> str:
+    """The digest the build printed: `catalog` or `site`."""
+    for line in (site.parent / "build.log").read_text(encoding="utf-8").splitlines():
+        if f"toolcatalog: {what} digest " in line:
+            return line.split(f"toolcatalog: {what} digest ", 1)[1].split()[0]
+    raise AssertionError(f"no {what} digest in the build log")
 
 
 # -- a clean build ------------------------------------------------------------------------------------
@@ -91,23 +95,25 @@ def test_a_clean_build_passes_and_its_manifest_lists_every_other_file(site: Path
     result = toolcatalog("verify", str(site), cwd=site)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "every digest matches" in result.stdout
-    assert "catalog.digests.json: 43 files, every byte; no other file in the folder" in result.stdout
+    assert "catalog.digests.json: 44 files, every byte; no other file in the folder" in result.stdout
     assert "every tool re-derived from its entry" in result.stdout and "every tool line re-derived from its entry" in result.stdout
     manifest = load(site / MANIFEST)
     on_disk = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
-    assert set(manifest["files"]) == on_disk - {"catalog.json", MANIFEST}
+    assert set(manifest["files"]) == on_disk - {MANIFEST}  # the catalog too
     for name in ("index.html", "tools/always-wrong/index.html", "search/search_index.json", "sitemap.xml.gz",
                  "css/base.css", "mcp-tools.json", "llms.txt", "tools/text.echo.json"):
         assert name in manifest["files"], name
-    assert manifest["files"]["llms.txt"]["quotes_catalog_digest"] is True
+    assert manifest["files"]["llms.txt"] == {"size": (site / "llms.txt").stat().st_size,
+                                             "sha256": hashlib.sha256((site / "llms.txt").read_bytes()).hexdigest()}
     assert manifest["files"]["tools/text.echo.json"]["sha256"] == hashlib.sha256((site / "tools/text.echo.json").read_bytes()).hexdigest()
     catalog = load(site / "catalog.json")
-    assert catalog["written"] == {"manifest": MANIFEST, "sha256": hashlib.sha256((site / MANIFEST).read_bytes()).hexdigest(),
-                                  "files": 43}
-    # The trust anchor is in the build's log.
-    assert f"toolcatalog: catalog digest {catalog['catalog_digest']}" in (site.parent / "build.log").read_text(encoding="utf-8")
-    result = toolcatalog("verify", str(site), "--digest", catalog["catalog_digest"], cwd=site)
-    assert result.returncode == 0, result.stdout
+    assert catalog["written"] == {"manifest": MANIFEST}  # no digest of the pages: the catalog is the same for every build
+    # The trust anchors are in the build's log: the catalog digest and the site digest (the manifest's own).
+    assert logged(site, "catalog") == catalog["catalog_digest"]
+    assert logged(site, "site") == "sha256:" + hashlib.sha256((site / MANIFEST).read_bytes()).hexdigest()
+    for anchor in (logged(site, "catalog"), logged(site, "site")):
+        result = toolcatalog("verify", str(site), "--digest", anchor, cwd=site)
+        assert result.returncode == 0, result.stdout
 
 
 # -- the issue's tampers ------------------------------------------------------------------------------
@@ -127,11 +133,11 @@ def test_an_mcp_input_property_added(copy: Path) -> None:
 
 def test_an_mcp_read_only_hint_flipped(copy: Path) -> None:
     def flip(data: Any) -> None:
-        tool = mcp_tool(data, "always-wrong")
+        tool = mcp_tool(data, "text.echo")
         hints = tool.setdefault("annotations", {})
         hints["readOnlyHint"] = not hints.get("readOnlyHint", False)
     edit_json(copy / "mcp-tools.json", flip)
-    found = [p for p in problems(copy) if "tool 'always-wrong'" in p]
+    found = [p for p in problems(copy) if "tool 'text.echo'" in p]
     assert found and "`annotations" in found[0], found
 
 
@@ -169,7 +175,8 @@ def test_one_byte_flipped_in_any_file_names_that_file(copy: Path) -> None:
         finally:
             path.write_bytes(data)
         assert found, name
-        assert any(p.startswith(f"{name}:") for p in found), (name, found)
+        if name != MANIFEST:  # a flipped digest in the manifest names the file it no longer agrees with
+            assert any(p.startswith(f"{name}:") for p in found), (name, found)
     assert problems(copy) == []
 
 
@@ -184,24 +191,35 @@ def test_a_file_added_or_removed(copy: Path) -> None:
 def test_the_manifest_and_the_catalogs_reference_to_it(copy: Path) -> None:
     edit_json(copy / MANIFEST, lambda d: d["files"].pop("index.html"))
     found = problems(copy)
-    assert found == [f"{MANIFEST}: its SHA-256 is not the catalog's `written.sha256`"], found
-    edit_json(copy / "catalog.json", lambda d: d["written"].update(files=42))
+    assert found == ["index.html: not in the digest manifest (added after the build)"], found
+    edit_json(copy / MANIFEST, lambda d: d["files"].pop("catalog.json"))
+    assert f"{MANIFEST}: does not list the catalog catalog.json" in problems(copy)
+    edit_json(copy / "catalog.json", lambda d: d["written"].update(manifest="other.json"))
     found = problems(copy)
     assert any(p.startswith("catalog.json: `catalog_digest` is") for p in found), found
 
 
 def test_every_digest_rewritten_is_caught_by_the_trust_anchor(site: Path, copy: Path) -> None:
-    anchor = load(site / "catalog.json")["catalog_digest"]
     edit(copy / "tools/always-wrong/index.html", lambda t: t.replace("failed", "passed"))
-    edit_json(copy / MANIFEST, lambda d: d["files"]["tools/always-wrong/index.html"].update(
-        sha256=hashlib.sha256((copy / "tools/always-wrong/index.html").read_bytes()).hexdigest(),
-        size=(copy / "tools/always-wrong/index.html").stat().st_size))
-    reseal(copy)
+    relist(copy, "tools/always-wrong/index.html")
     assert problems(copy) == []  # consistent again: only the digest the build printed tells
-    found = problems(copy, expected_digest=anchor)
-    assert len(found) == 1 and found[0].startswith("catalog.json: its digest is") and anchor in found[0]
-    result = toolcatalog("verify", str(copy), "--digest", anchor, cwd=copy)
+    # The catalog digest anchors the catalog and what is made from it, which are untouched; the
+    # site digest anchors every byte.
+    assert problems(copy, expected_digest=logged(site, "catalog")) == []
+    found = problems(copy, expected_digest=logged(site, "site"))
+    assert len(found) == 1 and found[0].startswith("catalog.json: its digest is") and logged(site, "site") in found[0]
+    result = toolcatalog("verify", str(copy), "--digest", logged(site, "site"), cwd=copy)
     assert result.returncode == 1 and "MISMATCH: catalog.json: its digest is" in result.stdout
+    # Rewriting the catalog as well (and what quotes its digest) is caught by the catalog digest.
+    catalog = load(copy / "catalog.json")
+    catalog["tools"][0]["description"] = "rewritten"
+    old, catalog["catalog_digest"] = catalog["catalog_digest"], integrity.catalog_digest(catalog)
+    (copy / "catalog.json").write_text(json.dumps(catalog, ensure_ascii=False, sort_keys=True, indent=2) + "\n", encoding="utf-8")
+    for name in ("mcp-tools.json", "llms.txt"):
+        edit(copy / name, lambda text: text.replace(old, catalog["catalog_digest"]))
+        relist(copy, name)
+    relist(copy, "catalog.json")
+    assert problems(copy, expected_digest=logged(site, "catalog"))[0].startswith("catalog.json: its digest is")
 
 
 def test_the_catalog_alone_still_checks_only_itself(site: Path) -> None:
@@ -251,8 +269,8 @@ def test_a_published_site_passes_over_http(site: Path, serve: Callable[..., tupl
     url, asked = serve(site)
     result = toolcatalog("verify", url, cwd=site)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "catalog.digests.json: 43 files, every byte" in result.stdout and "no other file" not in result.stdout
-    listed = set(load(site / MANIFEST)["files"]) | {"catalog.json", MANIFEST}
+    assert "catalog.digests.json: 44 files, every byte" in result.stdout and "no other file" not in result.stdout
+    listed = set(load(site / MANIFEST)["files"]) | {MANIFEST}
     assert {path.lstrip("/") for path in asked} <= listed and len(asked) == len(set(asked)) == 45  # each file once
 
 
@@ -273,8 +291,7 @@ def test_a_hostile_manifest_never_leaves_the_site(copy: Path, serve: Callable[..
     def add(data: Any) -> None:
         for name in hostile:
             data["files"][name] = {"sha256": "0" * 64, "size": 6}
-    edit_json(copy / MANIFEST, add)
-    reseal(copy)
+    edit_json(copy / MANIFEST, add)  # the catalog does not hold the manifest's digest: nothing else to rewrite
     url, asked = serve(copy)
     found = verify.verify_url(url).problems
     for name in hostile:
@@ -380,7 +397,7 @@ def test_an_export_folders_manifest_covers_the_outputs_for_agents(tmp_path: Path
     manifest = load(tmp_path / "out" / MANIFEST)
     assert manifest["covers"] == "outputs"
     assert sorted(manifest["files"]) == sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*")
-                                               if p.is_file() and p.name not in ("catalog.json", MANIFEST))
+                                               if p.is_file() and p.name != MANIFEST)
     result = toolcatalog("verify", str(tmp_path / "out"), cwd=tmp_path)
     assert result.returncode == 0 and "(the outputs for agents; the pages are another generator's and not covered)" in result.stdout
     edit(tmp_path / "out/llms.txt", lambda t: t.replace("failed", "passed") if "failed" in t else t + "\n")

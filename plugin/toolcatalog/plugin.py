@@ -214,8 +214,10 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             log.warning("toolcatalog: %s in site_dir is not a regular file; the digest manifest does not list it", report.printable(path))
         outputs.write(published.files, Path(config.site_dir))
         log.info("wrote %d files for agents (catalog, schema, per-tool JSON, MCP tools, llms.txt, digest manifest)", len(published.files))
-        if published.catalog_digest:  # the trust anchor of `toolcatalog verify --digest`
+        if published.catalog_digest:  # the trust anchors of `toolcatalog verify --digest`
             log.info("catalog digest %s", published.catalog_digest)
+        if published.site_digest:
+            log.info("site digest %s (every file of the site, by its digest manifest)", published.site_digest)
 
     def on_serve(self, server: Any, config: MkDocsConfig, builder: Any) -> Any:
         if self.config.enabled and self.workspace is not None and self.options is not None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Collection, Mapping
 
-from .outputs.published import FileDigest, of_bytes
+from .outputs.published import FileDigest, manifest_path, of_bytes
 
 _DIGEST = re.compile(r'^  "catalog_digest": "(sha256:[0-9a-f]{64})",$', re.MULTILINE)
 _FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
@@ -58,7 +58,8 @@ class Published:
     files: dict[str, str]  # site path -> text, to write
     overridden: list[str]  # outputs a file of docs_dir replaces (not written; the manifest lists the docs' file)
     skipped: list[str]  # what in site_dir is not a regular file (not listed)
-    catalog_digest: str | None  # the trust anchor, for the log
+    catalog_digest: str | None  # the trust anchors, for the log
+    site_digest: str | None
 
 
 def outputs_for_site(render: Callable[[Mapping[str, FileDigest], Collection[str]], dict[str, str]],
@@ -71,6 +72,8 @@ def outputs_for_site(render: Callable[[Mapping[str, FileDigest], Collection[str]
     if overridden:
         files = render(others, overridden)
     found = _DIGEST.search(files[catalog_path][:4096]) if catalog_path in files else None  # sorted keys: near the top
-    return Published(files, overridden, skipped, found.group(1) if found else None)
+    manifest = manifest_path(catalog_path) if catalog_path else None
+    site_digest = "sha256:" + hashlib.sha256(files[manifest].encode("utf-8")).hexdigest() if manifest in files else None
+    return Published(files, overridden, skipped, found.group(1) if found else None, site_digest)
 
 __all__ = ["FileDigest", "Published", "of_bytes", "outputs_for_site", "site_files"]

@@ -7,9 +7,9 @@ never outside the site's origin). What is checked, in the order of `outputs.regi
 
 - the catalog (`catalog.json`, or `--catalog`): its `catalog_digest` and every tool's
   `entry_digest`, recomputed from the document itself;
-- the digest manifest its `written` member names (`catalog.digests.json`): its SHA-256, then
-  every file it lists, byte for byte (pages, assets, search index, sitemap, MCP list, llms.txt,
-  per-tool JSON); in a folder, a file it does not list is a mismatch too;
+- the digest manifest its `written` member names (`catalog.digests.json`): every file it lists,
+  byte for byte (the catalog, pages, assets, search index, sitemap, MCP list, llms.txt, per-tool
+  JSON); in a folder, a file it does not list is a mismatch too;
 - every per-tool file the catalog links (`json`): its own `entry_digest`, and that it is the
   catalog's entry for that tool;
 - `mcp-tools.json` (or `--mcp`): the list's catalog digest, and every tool re-derived from its
@@ -17,8 +17,11 @@ never outside the site's origin). What is checked, in the order of `outputs.regi
 - `llms.txt` (or `--llms`): its `Catalog digest:` line, one entry digest per tool, and every tool
   line re-derived from its catalog entry.
 
-The catalog digest is the trust anchor: compare it with the one the build printed (or pass it
-with `--digest`). Given a catalog file instead of a folder, only the catalog itself is checked.
+The build prints two trust anchors: the catalog digest (the catalog, and everything made from it:
+per-tool JSON, MCP list, llms.txt) and the site digest (the manifest's own SHA-256, so every byte
+of the site). `--digest` takes either: the files it anchors must then be exactly the build's,
+even if someone rewrote the site and its manifest to agree with each other. Given a catalog file
+instead of a folder, only the catalog itself is checked.
 """
 
 from __future__ import annotations
@@ -96,14 +99,16 @@ def _document(source: Any, path: str) -> dict[str, Any]:
 def verify_source(source: Any, catalog: str = "catalog.json", mcp: str | None = None, llms: str | None = None,
                   expected_digest: str | None = None, site_only: bool = False) -> Result:
     """Check the catalog at site path `catalog` of `source` and every file beside it.
-    `expected_digest`: the catalog digest the build printed (the trust anchor).
+    `expected_digest`: the catalog digest or the site digest the build printed (the trust anchor).
     Raises VerifyError when there is no version 2 catalog to check."""
     document = _document(source, catalog)
     check = Check(source, catalog, document, catalog_output.catalog_digest(document), {}, Result(),
                   mcp_path=mcp, llms_path=llms, site_only=site_only)
-    if expected_digest is not None and check.catalog_digest != expected_digest:
-        check.result.problems.append(f"{catalog}: its digest is {check.catalog_digest!r}, not the expected {expected_digest!r}")
     registry.verify(check)
+    if expected_digest is not None and expected_digest not in (check.catalog_digest, check.site_digest):
+        check.result.problems.insert(0, f"{catalog}: its digest is {check.catalog_digest!r}"
+                                     + (f" and the site digest {check.site_digest!r}" if check.site_digest else "")
+                                     + f", not the expected {expected_digest!r}")
     return check.result
 
 

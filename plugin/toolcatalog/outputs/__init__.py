@@ -13,9 +13,9 @@ verifier:
   their catalog entry's verification, provenance and digest.
 - `llms_file` (default `llms.txt`): the llms.txt index of the tools (`llms`), with the digests.
 - the digest manifest (`catalog.digests.json` beside the catalog, whenever the catalog is on):
-  every other file of the site by size and SHA-256 (`published`), the site's own files (`others`,
-  given by the host: pages, assets) included; the catalog's `written` member names it, so the
-  catalog digest covers every published byte.
+  every file of the site by size and SHA-256 (`published`), the catalog and the site's own files
+  (`others`, given by the host: pages, assets) included; the catalog's `written` member names it,
+  and its own digest (the site digest) anchors every published byte.
 
 An empty string turns an output off. Nothing here reads the clock (except SOURCE_DATE_EPOCH,
 when set), the machine's paths, or the order files were found in, so the same sources give the
@@ -56,17 +56,11 @@ def _rendered(catalog: Catalog, options: Options, site: Site, others: Mapping[st
         raise ExportError(str(exc)) from None
 
 
-def catalog_document(catalog: Catalog, options: Options | None = None, site: Site | None = None,
-                     others: Mapping[str, FileDigest] | None = None) -> dict[str, Any]:
+def catalog_document(catalog: Catalog, options: Options | None = None, site: Site | None = None) -> dict[str, Any]:
     """The catalog document exactly as `render` publishes it (with the MCP list's omissions when
     that output is on, and the digest manifest's reference when the catalog is). Raises ExportError."""
     options = options or Options()
     site = site or Site()
-    paths = output_paths(options)
-    if paths.catalog is not None:
-        text = _rendered(catalog, options, site, others, ()).files[paths.catalog]
-        document: dict[str, Any] = json.loads(text)
-        return document
     plan = registry.mcp_plan(catalog, options)
     try:
         return catalog_json.document(catalog, options, site, plan.diagnostics if plan else None)

@@ -20,6 +20,7 @@ import datetime as dt
 import json
 import re
 import zlib
+import posixpath
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
@@ -31,6 +32,7 @@ from .. import checkout
 from ..files import ReadError, file_digest, read_capped
 from ..model import Catalog, Diagnostic, Driver, Example, Run, Tool
 from ..observed import SandboxReport
+from .published import WRITTEN_FIELD, manifest_path
 from ..statuses import Status
 from ..options import CATALOG_SCHEMA_SITE_PATH, Options, output_paths
 from ..scrub import Scrub, clean, scrubber
@@ -346,6 +348,8 @@ def head(catalog: Catalog, options: Options | None = None, site: Site | None = N
     stamp = generated_at()
     if stamp is not None:
         out["generated_at"] = stamp
+    if paths.catalog is not None:  # where the digest manifest is (it lists this file too; docs/catalog-json.md)
+        out[WRITTEN_FIELD] = {"manifest": posixpath.basename(manifest_path(paths.catalog))}
     return out
 
 

@@ -1,18 +1,15 @@
 """The digest manifest's facts: every file a build wrote into the site, by size and SHA-256.
 
 `catalog.digests.json` (beside the catalog: the catalog file's name with `.json` replaced by
-`.digests.json`) lists every file of the site but the catalog and itself. The catalog names it in
-its `written` member (`{"manifest", "sha256", "files"}`), which the catalog digest covers, so the
-catalog digest (printed by the build, see docs/security.md) anchors every published byte.
+`.digests.json`) lists every file of the site but itself, the catalog included, by its exact
+bytes. The catalog names it in its `written` member (`{"manifest"}`); the manifest's own SHA-256
+is the site digest, which the build prints beside the catalog digest (docs/security.md).
 
 Two outputs quote the catalog digest (the MCP list's `_meta` and llms.txt's `Catalog digest:`
-line), and the catalog digest covers the manifest, so those two are digested with each place
-where they quote it replaced by the single byte 0xFF (`MARK`), which UTF-8 text never holds:
-given the catalog digest, the file's bytes are still fixed exactly (`masked`). Their entries say
-`"quotes_catalog_digest": true`.
-
-The build makes those two files before the catalog digest exists: `quoting` renders them with
-two stand-ins and keeps the text between the places they went (`Quoted`).
+line), and the build makes them before the catalog digest exists: `quoting` renders them with
+two stand-ins and keeps the text between the places they went (`Quoted`). A manifest entry
+flagged `"quotes_catalog_digest": true` (an earlier layout, where the catalog digest covered the
+manifest) is checked with each quoted catalog digest replaced by the byte 0xFF (`MARK`, `masked`).
 """
 
 from __future__ import annotations

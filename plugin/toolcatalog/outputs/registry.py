@@ -107,7 +107,9 @@ def render(catalog_: Catalog, options: Options, site: Site, others: Mapping[str,
     late = {key: value for draft in drafts for key, value in draft.late.items()}
     head.update(late)
     head[integrity.CATALOG_FIELD] = sealer.finish(late)
-    return Rendered(_files(drafts, head, overridden), head)
+    files = _files(drafts, head, overridden)
+    manifest.complete(files, the_plan)  # last: it lists every other file's final bytes
+    return Rendered(files, head)
 
 
 def verify(check: Check) -> None:

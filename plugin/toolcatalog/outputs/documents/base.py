@@ -112,6 +112,7 @@ class Check:
     manifest: dict[str, FileDigest] | None = None  # site path -> digest, once the manifest was read
     manifest_paths: list[str] = field(default_factory=list)  # where the manifest is
     site_only: bool = False  # only the catalog file was given
+    site_digest: str | None = None  # the digest manifest's own digest, once it was read (the site's trust anchor)
 
 
 @dataclass(frozen=True)

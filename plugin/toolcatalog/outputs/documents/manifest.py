@@ -1,11 +1,14 @@
-"""catalog.digests.json (on whenever the catalog is): every other file of the site by size and
-SHA-256 (see `outputs.published`), drafted last from every other draft and the site's own files
-(`Plan.others`: pages, assets, search index, sitemap). The catalog's `written` member names it
-and holds its SHA-256, so the catalog digest covers it.
+"""catalog.digests.json (on whenever the catalog is): every file of the site by size and SHA-256
+(see `outputs.published`), the catalog included, made last (`complete`) from every other output's
+final text and the site's own files (`Plan.others`: pages, assets, search index, sitemap). The
+catalog's `written` member names it; its own SHA-256 (the site digest, printed by the build) is
+the trust anchor for every byte of the site, as the catalog digest is for the catalog and what is
+made from it. The catalog does not hold the manifest's digest: the pages MkDocs writes carry the
+build time, and the catalog stays byte-identical across builds of one commit and across
+generators.
 
-Verified by reading the manifest the catalog names, holding it to `written.sha256`, then every
-file it lists to its size and digest; in a folder, every file it does not list (but the catalog
-and itself) is a mismatch too."""
+Verified by reading the manifest the catalog names, then every file it lists to its size and
+digest; in a folder, every file it does not list (but itself) is a mismatch too."""
 
 from __future__ import annotations
 
@@ -34,17 +37,22 @@ class Writer:
         return None
 
     def drafts(self, drafting: Drafting) -> list[Draft]:
-        ours = {draft.path: draft.quoted.digest() for draft in drafting.drafts
-                if draft.quoted is not None and draft.path not in self.plan.overridden}
-        skip = {self.catalog, self.path}
-        files = {path: digest for path, digest in (self.plan.others or {}).items() if path not in skip}
-        files.update((path, digest) for path, digest in ours.items() if path not in skip)
-        document = {"version": MANIFEST_VERSION, "catalog": self.catalog, "covers": SITE if self.plan.others is not None else OUTPUTS,
-                    "files": {path: files[path].as_dict() for path in sorted(files)}}
-        text = catalog_json.dumps(document)
-        written = {"manifest": posixpath.basename(self.path), "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
-                   "files": len(files)}
-        return [Draft(self.path, "the digest manifest", None, lambda head: text, {WRITTEN_FIELD: written})]
+        return [Draft(self.path, "the digest manifest", None, lambda head: "")]  # its text: `complete`
+
+
+def complete(files: dict[str, str], plan: Plan) -> None:
+    """The manifest's text, once every other output's text is final: every file of the site
+    (`Plan.others`) and every output, the catalog too, by its exact bytes."""
+    if plan.paths.catalog is None:
+        return
+    path = manifest_path(plan.paths.catalog)
+    if path not in files:
+        return
+    listed = {rel: digest for rel, digest in (plan.others or {}).items() if rel != path}
+    listed.update((rel, of_bytes(text.encode("utf-8"))) for rel, text in files.items() if rel != path)
+    document = {"version": MANIFEST_VERSION, "catalog": plan.paths.catalog, "covers": SITE if plan.others is not None else OUTPUTS,
+                "files": {rel: listed[rel].as_dict() for rel in sorted(listed)}}
+    files[path] = catalog_json.dumps(document)
 
 
 def writer(plan: Plan) -> Writer | None:
@@ -76,7 +84,7 @@ def _entries(check: Check, path: str, document: Any) -> dict[str, FileDigest] | 
     for rel, item in files.items():
         ok = isinstance(item, dict) and isinstance(item.get("sha256"), str) and len(item["sha256"]) == 64
         ok = ok and isinstance(item.get("size"), int) and not isinstance(item.get("size"), bool) and 0 <= item["size"] <= MAX_FILE_BYTES
-        if not ok or not safe_site_path(rel) or rel in (check.catalog_path, path):
+        if not ok or not safe_site_path(rel) or rel == path:
             check.result.problems.append(f"{path}: entry {rel!r} is not a file of the site with a size and a SHA-256; not fetched")
             continue
         out[rel] = FileDigest(item["size"], item["sha256"], item.get("quotes_catalog_digest") is True)
@@ -112,7 +120,7 @@ def _utf8(data: bytes) -> bool:
     return True
 
 
-def _load(check: Check, path: str, written: dict[str, Any]) -> Any:
+def _load(check: Check, path: str) -> Any:
     try:
         data = check.source.read(path, MAX_FILE_BYTES) if check.source.exists(path) else None
     except SourceError as exc:
@@ -121,9 +129,7 @@ def _load(check: Check, path: str, written: dict[str, Any]) -> Any:
     if data is None:
         check.result.problems.append(f"{path}: the digest manifest {check.catalog_path} names is missing")
         return None
-    if hashlib.sha256(data).hexdigest() != written.get("sha256"):
-        check.result.problems.append(f"{path}: its SHA-256 is not the catalog's `{WRITTEN_FIELD}.sha256`")
-        return None
+    check.site_digest = "sha256:" + hashlib.sha256(data).hexdigest()
     return data.decode("utf-8", "replace")
 
 
@@ -133,9 +139,9 @@ def verify(check: Check) -> None:
     found = _reference(check)
     if found is None:
         return
-    path, written = found
+    path, _written = found
     check.manifest_paths.append(path)
-    text = _load(check, path, written)
+    text = _load(check, path)
     if text is None:
         return
     document = loads(text)
@@ -146,16 +152,16 @@ def verify(check: Check) -> None:
     listing = check.source.listing()
     agreed = sum(_file(check, rel, digest, listing is None) for rel, digest in sorted(files.items()))
     whole = document.get("covers") == SITE
-    unlisted = set(listing or ()) - set(files) - {check.catalog_path, path, check.catalog_path + SIGNATURE}
+    unlisted = set(listing or ()) - set(files) - {path, check.catalog_path + SIGNATURE}
     for rel in sorted(unlisted) if whole else ():
         check.result.problems.append(f"{rel}: not in the digest manifest (added after the build)")
-    if len(files) != written.get("files"):
-        check.result.problems.append(f"{path}: lists {len(files)} files, the catalog's `{WRITTEN_FIELD}.files` says {written.get('files')!r}")
+    if check.catalog_path not in files:
+        check.result.problems.append(f"{path}: does not list the catalog {check.catalog_path}")
     check.manifest = files
     if len(check.result.problems) == before:
         tail = ("; no other file in the folder" if listing is not None else "") if whole else \
             " (the outputs for agents; the pages are another generator's and not covered)"
-        check.result.checked.append(f"{path}: {agreed} file{'s' if agreed != 1 else ''}, every byte{tail}")
+        check.result.checked.append(f"{path}: {agreed} file{'s' if agreed != 1 else ''}, every byte{tail} (site digest {check.site_digest})")
 
 
 OUTPUT = Output("(the digest manifest)", writer, verify, anchor=True)

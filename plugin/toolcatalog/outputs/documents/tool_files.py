@@ -10,7 +10,6 @@ from urllib.parse import urlsplit
 from ...model import Tool
 from .. import catalog_json, integrity
 from ..published import plain
-from ..site import reference
 from .base import Check, Draft, Drafting, Output, Plan, SourceError, quoted_draft
 from .reading import load_json
 
@@ -30,7 +29,7 @@ class Writer:
         if tool.json_path in self.files:
             raise OverwriteError(f"the JSON of tool {entry['id']!r} would overwrite {tool.json_path!r}, another output; "
                                  "change `tool_json_dir` or the file options")
-        schema = reference(self.site, catalog_json.SCHEMA_SITE_PATH, tool.json_path) + "#/$defs/tool"
+        schema = catalog_json.SCHEMA_ID + "#/$defs/tool"  # the schema's stable $id, as the catalog's own $schema
         self.files[tool.json_path] = (catalog_json.dumps_tool_file(schema, entry, text), entry["id"])
 
     def drafts(self, drafting: Drafting) -> list[Draft]:

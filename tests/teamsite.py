@@ -1,0 +1,47 @@
+"""The team site: the demo catalog plus the public corpus placed as a team would place it
+(teamcorpus), built with Material (light and dark schemes) and the plain `mkdocs` theme, once per
+test run (conftest's `team_site`). Without ../shared/corpus it holds the demo catalog alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+import teamcorpus
+from sitebuild import build, write
+
+CORPUS = teamcorpus.available()
+
+MATERIAL = {
+    "name": "material", "font": False, "features": ["navigation.sections"],
+    # The scheme follows the browser's preference, so a dark context sees the dark (slate) scheme.
+    "palette": [
+        {"media": "(prefers-color-scheme: light)", "scheme": "default", "toggle": {"icon": "material/brightness-7", "name": "Dark mode"}},
+        {"media": "(prefers-color-scheme: dark)", "scheme": "slate", "toggle": {"icon": "material/brightness-4", "name": "Light mode"}},
+    ],
+}
+PLAIN = {"name": "mkdocs", "highlightjs": False}  # its default loads highlight.js from a CDN
+THEMES = {"material": MATERIAL, "mkdocs": PLAIN}
+
+
+def site_config(root: Path, theme: str, **extra: Any) -> str:
+    name = f"mkdocs-{theme}.yml"
+    config = {
+        "site_name": "Team tools", "repo_url": "https://example.invalid/team", "edit_uri": "blob/main/docs/",
+        "theme": THEMES[theme], "site_dir": f"site-{theme}",
+        "plugins": ["search", {"toolcatalog": {"jobs": 2}}], **extra,
+    }
+    write(root / name, yaml.safe_dump(config, sort_keys=False))
+    return name
+
+
+def build_team(root: Path) -> None:
+    """The workspace, and its site in each theme (`site-<theme>`, the build log in `build-<theme>.json`)."""
+    teamcorpus.place(root, demo=True, corpus=CORPUS)
+    write(root / "docs" / "index.md", "# Team tools\n\nThe tools this team's agents may call.\n")
+    for theme in THEMES:
+        result = build(root, "-f", site_config(root, theme))
+        write(root / f"build-{theme}.json", json.dumps(vars(result)))
