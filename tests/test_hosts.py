@@ -101,8 +101,9 @@ def host_message(output: str) -> str:
 
 @pytest.mark.parametrize("bad", BAD_OPTIONS.values(), ids=BAD_OPTIONS.keys())
 def test_every_host_refuses_a_bad_option_with_the_same_message(tmp_path: Path, bad: dict[str, Any]) -> None:
-    message = expected_message(bad)
-    assert re.match(r"`[a-z_]+` ", message), message  # it names the option
+    written = expected_message(bad)
+    assert re.match(r"`[a-z_]+` ", written), written  # it names the option
+    message = written.replace("`", "")  # every host prints code spans as their words
     workspace_all_formats(tmp_path)
     mkdocs_project(tmp_path, bad)
     config = tmp_path / "mkdocs.yml"

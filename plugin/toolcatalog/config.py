@@ -13,6 +13,7 @@ from typing import Generic, Optional, TypeVar, Union, cast
 from mkdocs.config import base
 from mkdocs.config.base import ValidationError
 
+from . import inline
 from .options import Options, OptionsError, check_value, default
 
 
@@ -31,7 +32,7 @@ class _Rule(Generic[T], base.BaseConfigOption[T]):
         try:
             return cast(T, check_value(self.name, value))  # the rule named `name` returns a `T`
         except OptionsError as exc:
-            raise ValidationError(str(exc)) from None
+            raise ValidationError(inline.plain(str(exc))) from None  # code spans as their words, as the CLI prints them
 
 
 class ToolCatalogConfig(base.Config):
@@ -43,7 +44,7 @@ class ToolCatalogConfig(base.Config):
             try:
                 to_options(self)
             except OptionsError as exc:
-                failed.append((exc.option or "", ValidationError(str(exc))))
+                failed.append((exc.option or "", ValidationError(inline.plain(str(exc)))))
         return failed, warnings
 
     enabled = _Rule[bool]("enabled")
