@@ -95,7 +95,8 @@ class Site:
         self.limits = limits
         self.opener = urllib.request.OpenerDirector()
         for handler in (urllib.request.ProxyHandler(), urllib.request.HTTPHandler(), urllib.request.HTTPSHandler(),
-                        _SameOrigin(_origin(self.base), limits.redirects), urllib.request.HTTPErrorProcessor()):
+                        _SameOrigin(_origin(self.base), limits.redirects), urllib.request.HTTPErrorProcessor(),
+                        urllib.request.HTTPDefaultErrorHandler()):  # without it an error status opens as None
             self.opener.add_handler(handler)
         self.cache: dict[str, bytes | _Failed] = {}
         self.fetched = 0
@@ -136,7 +137,10 @@ class Site:
     def _fetch(self, url: str, limit: int) -> bytes | _Failed:
         request = urllib.request.Request(url, headers={"Accept-Encoding": "identity", "User-Agent": "toolcatalog-verify"})
         try:
-            with self.opener.open(request, timeout=self.limits.timeout) as response:
+            response = self.opener.open(request, timeout=self.limits.timeout)
+            if response is None:  # no handler took the reply
+                return _Failed(f"no usable reply from {url[:200]}", False)
+            with response:
                 return self._body(response, limit)
         except urllib.error.HTTPError as exc:
             return _Failed(f"HTTP {exc.code} from {url[:200]}", exc.code in (404, 410))
