@@ -62,3 +62,38 @@ def test_no_catalog_at_the_url_is_a_clear_error(published: tuple[Path, str]) -> 
     done = toolcatalog_process("verify", base + "nothing-here/", cwd=out)
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode == 2 and "catalog 'catalog.json' does not exist" in done.stderr, done.stderr
+
+
+class _Trickle(http.server.BaseHTTPRequestHandler):
+    """Sends catalog.json's status line, then a header a byte at a time, each well inside the
+    socket timeout: a server can keep a verifier waiting that way for as long as it likes."""
+
+    stop = threading.Event()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+    def do_GET(self) -> None:
+        self.wfile.write(b"HTTP/1.0 200 OK\r\nX-Slow: ")
+        for _ in range(60):
+            if self.stop.wait(0.1):
+                return
+            self.wfile.write(b"a")
+            self.wfile.flush()
+        self.wfile.write(b"\r\nContent-Length: 2\r\n\r\n{}")
+
+
+def test_a_trickled_reply_is_cut_at_the_files_deadline() -> None:
+    from toolcatalog import sitefetch, verify
+
+    server = _Server(("127.0.0.1", 0), _Trickle)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(verify.VerifyError) as caught:
+            verify.verify_url(f"http://127.0.0.1:{server.server_address[1]}/",
+                              limits=sitefetch.Limits(timeout=2.0, deadline=1.0))
+    finally:
+        _Trickle.stop.set()
+        server.shutdown()
+        server.server_close()
+    assert "took longer than 1 s" in str(caught.value), caught.value
