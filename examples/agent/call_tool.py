@@ -11,7 +11,8 @@
    called per capability.
 3. Builds the call from `invoke.ways` (paths are relative to WORKSPACE, the repository the catalog
    was built from): `json-stdio` sends the first example's `arguments` as one JSON object on
-   stdin; `cli` fills the driver's `argv_template` from them; `smart-tool-cli` runs the
+   stdin; `cli` fills the driver's `argv_template` from them (only a driver the build ran, `"ran":
+   "ran"`: the evidence is about that one, not about a driver that could not run there); `smart-tool-cli` runs the
    deterministic capability's `smoke` call (or `<capability> --help`).
 4. Runs it once, with a timeout, stdin closed unless it is the input, and prints one JSON line:
    `{"tool", "capability", "argv", "exit_code", "output"}`.
@@ -71,7 +72,7 @@ def plan(tool: dict[str, Any]) -> tuple[list[str], str, str | None, str | None] 
             continue
         if way["protocol"] == "json-stdio" and way["platform"] == sys.platform.replace("darwin", "macos"):
             return way["argv"], way["cwd"], json.dumps(arguments), None
-        if way["protocol"] == "cli" and way["valid"] and way["bin"]:
+        if way["protocol"] == "cli" and way["valid"] and way["bin"] and way.get("ran") == "ran":
             argv = fill(way["argv_template"], arguments)
             if argv is not None:
                 return [way["bin"], *way["bin_args"], *argv], way["cwd"], None, None

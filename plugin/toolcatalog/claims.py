@@ -193,7 +193,10 @@ def _smart_kind(tool: Tool) -> KindClaim:
 
 def _declared_kind(tool: Tool) -> tuple[str | None, str]:
     """What the contract itself says: `metadata.model_backed` (a boolean), else a kind tag. A kind
-    a parser assumes for a whole format (speccify: "a program") is no statement of the contract."""
+    a parser assumes for a whole format (speccify: "a program") is no statement of the contract, nor
+    is such text in a format whose contract has no kind (speccify's unknown front-matter keys)."""
+    if not tool.format_info.declares_kind:
+        return None, ""
     metadata = tool.fields.get("metadata")
     flag = metadata.get("model_backed") if isinstance(metadata, dict) else None
     if isinstance(flag, bool):

@@ -71,6 +71,7 @@ class Format:
     coverage_by_capabilities: bool = False  # coverage counts capabilities run, not schema paths
     major_bump_on_break: bool = False  # a breaking contract change needs a major version bump
     has_drivers: bool = False  # its tools are implemented by drivers (the index counts them)
+    declares_kind: bool = False  # its contract can state its kind (`metadata.model_backed`, a kind tag); else such text is no evidence
     default_timeout_ms: int | None = None  # a run's time limit when the contract sets none
     texts: Mapping[str, str] = field(default_factory=dict)  # further phrases its own modules share
 
@@ -129,7 +130,7 @@ AIP14 = Format(
     judging_rule="a non-zero exit code fails the run, unless the expected output documents a failure "
                  "(`ok: false`: then the error envelope is compared with it); otherwise the output (a success "
                  "envelope `{ok: true, value}` unwrapped) must contain the expected output and fit `outputs`.",
-    failure_envelope=True, major_bump_on_break=True, has_drivers=True, default_timeout_ms=30000,
+    failure_envelope=True, major_bump_on_break=True, has_drivers=True, default_timeout_ms=30000, declares_kind=True,
 )
 
 AIP30 = Format(

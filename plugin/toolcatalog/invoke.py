@@ -6,8 +6,8 @@ build knows from the manifest (never guessed), and `examples`: the tool's exampl
 root, "/" separators; `cwd` is where the call must run.
 
 - speccify (`"protocol": "json-stdio"`): per platform, the implementation file and the argv that
-  launches it (its interpreter by file suffix, speccify's rule; an executable file runs as
-  itself); one JSON object on stdin, one JSON value on stdout; exit code 0 means success, a
+  launches it (speccify's rule, as the build ran it: an executable file runs as itself, by its
+  `#!` line, whatever its suffix; otherwise its interpreter by file suffix); one JSON object on stdin, one JSON value on stdout; exit code 0 means success, a
   non-zero exit a failure (a documented failure still prints its JSON envelope).
 - AIP-30 CLI drivers (`"protocol": "cli"`): `bin` and `bin_args`, the `implements` entry's argv
   template (`${input.x}` placeholders, `| default(...)` filters kept as written) and which input
@@ -24,6 +24,7 @@ root, "/" separators; `cwd` is where the call must run.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from pathlib import PurePosixPath
@@ -57,13 +58,21 @@ def _speccify(tool: Tool) -> list[dict[str, Any]]:
     for name in tool.implementations:
         platform, _, _ext = name.partition(".")
         suffix = PurePosixPath(name).suffix.lower()
-        argv = [*_BY_SUFFIX.get(suffix, []), name] if suffix in _BY_SUFFIX else [f"./{name}"]
+        runs_itself = suffix not in _BY_SUFFIX or (suffix != ".ps1" and _executable(tool, name))
+        argv = [f"./{name}"] if runs_itself else [*_BY_SUFFIX[suffix], name]
         ways.append({
             "protocol": "json-stdio", "platform": platform, "file": posixpath.join(_folder(tool.source), name),
             "cwd": _folder(tool.source), "argv": argv,
             "stdin": "one JSON object: the input", "stdout": "one JSON value: the output", "exit_codes": EXIT_RULE,
         })
     return ways
+
+
+def _executable(tool: Tool, name: str) -> bool:
+    """Whether the build runs implementation `name` as itself (process.interpreter_for's rule):
+    `python3 linux.py` for an executable linux.py would run a program no build observed."""
+    path = tool.dir / name
+    return path.is_file() and os.access(path, os.X_OK)
 
 
 def _bindings(argv: list[Any]) -> dict[str, str]:

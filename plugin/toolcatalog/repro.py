@@ -38,15 +38,24 @@ def run_command(tool: Tool, example: Example, run: Run) -> str | None:
     """The shell command that repeats `run` of `example` (None when no single command can)."""
     if not run.argv:
         return None
-    program = " ".join(shlex.quote(word) for word in run.argv)
     if run.driver is None:  # registry: how a format's implementation is fed (speccify: the input on stdin)
         if not example.has_input:
             return None
-        return f"{_cd(posixpath.dirname(tool.source))}printf '%s\\n' {shlex.quote(_json(example.input))} | {program}"
+        # An implementation that ran as itself is named by its file name: `./` keeps the shell from
+        # looking it up on PATH instead.
+        first = f"./{run.argv[0]}" if run.argv[0] in tool.implementations else run.argv[0]
+        return f"{_cd(posixpath.dirname(tool.source))}printf '%s\\n' {shlex.quote(_json(example.input))} | {_words([first, *run.argv[1:]])}"
     driver = next((d for d in tool.drivers if d.id == run.driver), None)
     if driver is None or driver.kind != "cli":  # registry: which driver kinds take no stdin and one argv
         return None
-    return f"{_cd(posixpath.dirname(driver.source))}{program} < /dev/null"
+    # A `bin` with a `/` ran from the driver's folder (the argv shows only its name): as written.
+    binary = driver.fields.get("bin")
+    first = binary if isinstance(binary, str) and "/" in binary else run.argv[0]
+    return f"{_cd(posixpath.dirname(driver.source))}{_words([first, *run.argv[1:]])} < /dev/null"
+
+
+def _words(argv: list[str]) -> str:
+    return " ".join(shlex.quote(word) for word in argv)
 
 
 def _cd(folder: str) -> str:

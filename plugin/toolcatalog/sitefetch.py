@@ -10,7 +10,8 @@
 - Each file is capped (the size the manifest lists, or `Limits.max_file`): a larger
   `Content-Length` is refused before reading, a longer body as soon as it passes the cap; a
   body shorter than its `Content-Length` is refused; every fetch has a socket timeout and an
-  overall deadline (`Limits.timeout`, `Limits.deadline`); at most `Limits.max_files` files and
+  overall deadline (`Limits.timeout`, `Limits.deadline`), the status line and headers included:
+  at the deadline its socket is shut down (`_Watch`); at most `Limits.max_files` files and
   `Limits.max_total` bytes per run.
 
 Each file is fetched once (the checks that read it again get the same bytes).
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import http.client
 import socket
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -76,6 +78,53 @@ class _SameOrigin(urllib.request.HTTPRedirectHandler):
     http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
 
 
+class _Watch:
+    """The socket of the fetch under way (fetches are one at a time), shut down when that file's
+    deadline passes: a server that trickles its reply a byte at a time, status line and headers
+    included, stays inside every socket timeout, so only this ends the wait."""
+
+    def __init__(self) -> None:
+        self.sock: socket.socket | None = None
+        self.expired = False
+
+    def expire(self) -> None:
+        self.expired = True
+        sock = self.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def _watched(base: type[http.client.HTTPConnection], watch: _Watch) -> type[http.client.HTTPConnection]:
+    class Watched(base):  # type: ignore[valid-type,misc]
+        def connect(self) -> None:
+            super().connect()
+            watch.sock = self.sock
+            if watch.expired:
+                watch.expire()
+    return Watched
+
+
+class _HTTP(urllib.request.HTTPHandler):
+    def __init__(self, watch: _Watch) -> None:
+        super().__init__()
+        self.watch = watch
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_watched(http.client.HTTPConnection, self.watch), req)
+
+
+class _HTTPS(urllib.request.HTTPSHandler):
+    def __init__(self, watch: _Watch) -> None:
+        super().__init__()
+        self.watch = watch
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_watched(http.client.HTTPSConnection, self.watch), req, context=getattr(self, "_context", None))
+
+
 class _Failed:
     def __init__(self, message: str, missing: bool) -> None:
         self.message, self.missing = message, missing
@@ -94,8 +143,10 @@ class Site:
         self.base = parts._replace(path=path, query="", fragment="").geturl()
         self.limits = limits
         self.opener = urllib.request.OpenerDirector()
-        for handler in (urllib.request.ProxyHandler(), urllib.request.HTTPHandler(), urllib.request.HTTPSHandler(),
-                        _SameOrigin(_origin(self.base), limits.redirects), urllib.request.HTTPErrorProcessor()):
+        self.watch = _Watch()
+        for handler in (urllib.request.ProxyHandler(), _HTTP(self.watch), _HTTPS(self.watch),
+                        _SameOrigin(_origin(self.base), limits.redirects), urllib.request.HTTPErrorProcessor(),
+                        urllib.request.HTTPDefaultErrorHandler()):  # without it an error status opens as None
             self.opener.add_handler(handler)
         self.cache: dict[str, bytes | _Failed] = {}
         self.fetched = 0
@@ -135,8 +186,24 @@ class Site:
 
     def _fetch(self, url: str, limit: int) -> bytes | _Failed:
         request = urllib.request.Request(url, headers={"Accept-Encoding": "identity", "User-Agent": "toolcatalog-verify"})
+        self.watch.sock, self.watch.expired = None, False
+        timer = threading.Timer(self.limits.deadline, self.watch.expire)
+        timer.daemon = True
+        timer.start()
         try:
-            with self.opener.open(request, timeout=self.limits.timeout) as response:
+            found = self._open(request, url, limit)
+            # A reply cut by the deadline can look whole (headers ended by the cut, an empty body).
+            return _Failed(f"took longer than {self.limits.deadline:g} s to arrive; not read", False) if self.watch.expired else found
+        finally:
+            timer.cancel()
+            self.watch.sock = None
+
+    def _open(self, request: urllib.request.Request, url: str, limit: int) -> bytes | _Failed:
+        try:
+            response = self.opener.open(request, timeout=self.limits.timeout)
+            if response is None:  # no handler took the reply
+                return _Failed(f"no usable reply from {url[:200]}", False)
+            with response:
                 return self._body(response, limit)
         except urllib.error.HTTPError as exc:
             return _Failed(f"HTTP {exc.code} from {url[:200]}", exc.code in (404, 410))

@@ -219,6 +219,25 @@ def _summary(entry: dict[str, Any], capability: str) -> str:
     return next((c.get("summary") or "" for c in entry["capabilities"] if c.get("name") == capability), "")
 
 
+# MCP's defaults for an absent hint (ToolAnnotations): what a client must assume without evidence.
+_WORST = {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": True}
+
+
+def _annotations(entry: dict[str, Any], capability: str | None) -> dict[str, Any]:
+    """The entry's hints; for a capability that is not deterministic (a model-backed one is never
+    run at build time), a hint that only observation supports is MCP's default instead: the
+    sandbox saw the tool's other runs, not that capability's work."""
+    hints = dict(entry["annotations"])
+    if capability is None or _capability_entry(entry, capability).get("kind") == "deterministic":
+        return hints
+    reasons = entry.get("annotation_reasons") or {}
+    for hint, worst in _WORST.items():
+        why = reasons.get(hint)
+        if isinstance(why, dict) and "observed" in (why.get("fields") or []):
+            hints[hint] = worst
+    return hints
+
+
 def item(entry: dict[str, Any], name: str, capability: str | None = None) -> dict[str, Any]:
     """One tool of the list, named `name` (from `select`), made from its published catalog entry
     alone (so `from_catalog` re-derives it byte for byte). `capability`: a smart tool's
@@ -235,7 +254,7 @@ def item(entry: dict[str, Any], name: str, capability: str | None = None) -> dic
     output = mcp_output_schema(entry["outputs"]) if capability is None else None
     if output is not None:
         out["outputSchema"] = output
-    out["annotations"] = dict(entry["annotations"])
+    out["annotations"] = _annotations(entry, capability)
     meta: dict[str, Any] = {m + "id": entry["id"], m + "page": entry["page"]}
     if entry["json"]:
         meta[m + "json"] = entry["json"]
