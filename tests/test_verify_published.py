@@ -385,6 +385,7 @@ def test_only_http_urls_are_fetched(tmp_path: Path) -> None:
 
 def test_the_signature_bundle_may_sit_beside_the_catalog(copy: Path) -> None:
     (copy / "catalog.json.sigstore.json").write_text("{}", encoding="utf-8")  # what CI adds after the build
+    (copy / "catalog.digests.json.sigstore.json").write_text("{}", encoding="utf-8")
     assert problems(copy) == []
     (copy / "catalog.json.sig").write_text("x", encoding="utf-8")
     assert problems(copy) == ["catalog.json.sig: not in the digest manifest (added after the build)"]

@@ -24,7 +24,7 @@ from .base import Check, Draft, Drafting, Output, Plan, SourceError
 from .reading import loads
 
 MAX_FILE_BYTES = catalog_json.MAX_CATALOG_BYTES
-SIGNATURE = ".sigstore.json"  # the catalog's signature bundle, added after the build (docs/catalog-json.md)
+SIGNATURE = ".sigstore.json"  # a signature bundle of the manifest or the catalog, added after the build (docs/catalog-json.md)
 SITE = "site"  # every file of the site (the MkDocs plugin)
 OUTPUTS = "outputs"  # the outputs for agents only: another generator makes the pages (`toolcatalog export`, `markdown`)
 
@@ -152,7 +152,7 @@ def verify(check: Check) -> None:
     listing = check.source.listing()
     agreed = sum(_file(check, rel, digest, listing is None) for rel, digest in sorted(files.items()))
     whole = document.get("covers") == SITE
-    unlisted = set(listing or ()) - set(files) - {path, check.catalog_path + SIGNATURE}
+    unlisted = set(listing or ()) - set(files) - {path, path + SIGNATURE, check.catalog_path + SIGNATURE}
     for rel in sorted(unlisted) if whole else ():
         check.result.problems.append(f"{rel}: not in the digest manifest (added after the build)")
     if check.catalog_path not in files:
