@@ -251,7 +251,10 @@ def tool_toc(tool: Tool) -> list[dict[str, Any]]:
         sections.append(("use-cases", "When to use it"))
     if tool.capabilities:
         sections.append(("capabilities", "Capabilities"))
-    sections += [("contract", "Contract"), ("inputs", "Inputs"), ("outputs", "Outputs")]
+    sections.append(("contract", "Contract"))
+    if accessview.of(tool).declared or tool.execution.declared:  # as partials/access.html decides
+        sections.append(("access", "Data and access"))
+    sections += [("inputs", "Inputs"), ("outputs", "Outputs")]
     if tool.examples:
         sections.append(("examples", "Examples"))
     sections.append(("coverage", "Coverage"))
@@ -347,6 +350,7 @@ def _is_tool_reason(tool: Tool, detail: str) -> bool:
 
 
 REASON_LEAD = 48  # characters of a reason the index shows before "more" (two lines of its column)
+MIN_LEAD = 8  # a phrase that ends sooner is too short a lead; a word boundary is used instead
 
 
 def reason_parts(tool: Tool) -> tuple[Markup, Markup]:
@@ -363,14 +367,14 @@ def reason_parts(tool: Tool) -> tuple[Markup, Markup]:
 
 
 def _phrase_end(text: str, limit: int) -> int | None:
-    """Where to end the lead: after the last phrase boundary before `limit` outside code spans
+    """Where to end the lead: after the last phrase boundary between `MIN_LEAD` and `limit` outside code spans
     (an even number of backticks before it), else after the last space there; None when the
     text fits (or has neither)."""
     if len(text) <= limit + 8:  # a word more never needs a "more"
         return None
     for mark in ("; ", ", ", ": ", " "):
         ends = [i + len(mark.rstrip()) for i in range(limit - 1)
-                if text.startswith(mark, i) and text.count("`", 0, i) % 2 == 0 and i > limit // 3]
+                if text.startswith(mark, i) and text.count("`", 0, i) % 2 == 0 and i >= MIN_LEAD]
         if ends:
             return ends[-1]
     return None
