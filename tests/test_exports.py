@@ -287,10 +287,11 @@ def test_each_output_can_be_turned_off(tmp_path: Path) -> None:
 def test_bad_output_options_fail_the_build(tmp_path: Path, plugin: dict[str, str], message: str) -> None:
     workspace_all_formats(tmp_path)
     mkdocs_project(tmp_path, {**plugin, "run_examples": False})
+    message = message.replace("`", "")  # every host prints code spans as their words
     result = build(tmp_path, check=False)
     assert result.returncode != 0 and message in result.stderr, result.stderr
     result = toolcatalog("export", "--no-run", "-o", str(tmp_path / "out"), cwd=tmp_path)
-    assert result.returncode == 2 and message.replace("`", "") in result.stderr  # the command line prints code spans as words
+    assert result.returncode == 2 and message in result.stderr
 
 
 def test_a_docs_file_at_an_output_path_wins(tmp_path: Path) -> None:

@@ -141,7 +141,7 @@ def test_fail_on_coverage_below_fails_a_real_mkdocs_build(tmp_path: Path) -> Non
     mkdocs_project(tmp_path, {"run_examples": False, "fail_on": {"coverage_below": 0.6}})
     result = build(tmp_path, check=False)
     assert result.returncode != 0
-    assert "tool(s) fail a `fail_on` gate" in result.stderr and "coverage total 0 below 0.6" in result.stderr
+    assert "tool(s) fail a fail_on gate" in result.stderr and "coverage total 0 below 0.6" in result.stderr
     # A threshold nothing is below passes: the gate judges scores, not its own presence.
     mkdocs_project(tmp_path, {"run_examples": False, "fail_on": {"coverage_below": {"effects": 0.9}}})
     build(tmp_path)
