@@ -22,10 +22,11 @@ format) and one entry in `FORMATS` (docs/formats.md, "Adding a format").
 
 from __future__ import annotations
 
-import importlib
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
+
+from . import references
 
 TOOL = "tool"  # a format of tool contracts (`Tool`)
 DRIVER = "driver"  # a format of drivers that implement them (`Driver`)
@@ -232,11 +233,5 @@ def unclaimed(name: str) -> Format | None:
 
 
 def resolve(reference: str) -> Callable[..., Any]:
-    """The function `"package.module:function"` names (imported now, by the caller's layer)."""
-    if not _REFERENCE.match(reference):
-        raise ValueError(f"not a `module:function` reference into the package: {reference!r}")
-    module, _, name = reference.partition(":")
-    function = getattr(importlib.import_module(module), name)
-    if not callable(function):
-        raise TypeError(f"{reference} is not a function")
-    return function  # type: ignore[no-any-return]
+    """The function `"toolcatalog.module:function"` names (imported now, by the caller's layer)."""
+    return references.resolve(reference, _REFERENCE, "the package")

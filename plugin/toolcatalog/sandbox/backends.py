@@ -17,11 +17,11 @@ module(s) with the three functions, and one entry in `BACKENDS`.
 
 from __future__ import annotations
 
-import functools
-import importlib
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from .. import references
 
 _REFERENCE = re.compile(r"^toolcatalog\.sandbox\.[a-z_]+:[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -69,13 +69,6 @@ def title(mechanism: str | None) -> str:
     return backend.title if backend is not None else str(mechanism)
 
 
-@functools.lru_cache(maxsize=None)
 def resolve(reference: str) -> Callable[..., Any]:
     """The function `"toolcatalog.sandbox.module:function"` names."""
-    if not _REFERENCE.match(reference):
-        raise ValueError(f"not a `module:function` reference into the sandbox package: {reference!r}")
-    module, _, name = reference.partition(":")
-    function = getattr(importlib.import_module(module), name)
-    if not callable(function):
-        raise TypeError(f"{reference} is not a function")
-    return function  # type: ignore[no-any-return]
+    return references.resolve(reference, _REFERENCE, "the sandbox package")
