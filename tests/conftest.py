@@ -6,7 +6,6 @@ so other test modules can add their own without clashing.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -14,7 +13,7 @@ import pytest
 
 from manifests import speccify_text
 from once import run_folder, shared
-from sitebuild import REPO, build
+from sitebuild import REPO, build, environment
 from toolcatalog.harvest import harvest
 from toolcatalog.model import Catalog
 from toolcatalog.options import Options
@@ -32,28 +31,16 @@ def user_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
     is created race-free by whichever build comes first."""
     folder = run_folder(tmp_path_factory) / "user-cache"
     folder.mkdir(exist_ok=True)
-    saved = {name: os.environ.get(name) for name in ("XDG_CACHE_HOME", "TOOLCATALOG_RESULTS_KEY")}
-    os.environ["XDG_CACHE_HOME"] = str(folder)
-    os.environ.pop("TOOLCATALOG_RESULTS_KEY", None)
-    try:
+    with environment({"XDG_CACHE_HOME": str(folder), "TOOLCATALOG_RESULTS_KEY": None}):
         yield folder
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 @pytest.fixture(scope="session", autouse=True)
 def no_terminal_width() -> Iterator[None]:
     """No `COLUMNS`/`LINES` from the shell or from pytest-xdist's workers (which set them): the
     command line's tables then wrap only where a test asks for a width."""
-    saved = {name: os.environ.pop(name, None) for name in ("COLUMNS", "LINES")}
-    yield
-    for name, value in saved.items():
-        if value is not None:
-            os.environ[name] = value
+    with environment({"COLUMNS": None, "LINES": None}):
+        yield
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 import yaml
 
@@ -163,17 +163,22 @@ def _cwd(folder: Path) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _environment(changes: dict[str, str] | None) -> Iterator[None]:
+def environment(changes: Mapping[str, str | None] | None) -> Iterator[None]:
+    """`os.environ` with `changes` (None: the variable unset), as it was again afterwards."""
     saved = {name: os.environ.get(name) for name in changes or {}}
-    os.environ.update(changes or {})
+    _set(changes or {})
     try:
         yield
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        _set(saved)
+
+
+def _set(values: Mapping[str, str | None]) -> None:
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 # -- the toolcatalog command ---------------------------------------------------------------------------
@@ -184,7 +189,7 @@ def toolcatalog(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None)
     from toolcatalog.cli import main
 
     out, err = io.StringIO(), io.StringIO()
-    with _cwd(cwd), _environment(env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with _cwd(cwd), environment(env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             code = main(list(args))
         except SystemExit as exc:  # argparse: bad usage, --help, --version
