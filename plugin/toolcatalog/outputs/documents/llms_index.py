@@ -52,15 +52,14 @@ def expected_text(check: Check) -> str | None:
         return None
 
 
-def expected_lines(check: Check) -> dict[str, str]:
-    """Entry digest -> the line its tool gets."""
-    text = expected_text(check) or ""
-    return {digest: line for line in text.splitlines() if line.startswith("- ") for digest in _DIGEST.findall(line)}
+def expected_lines(made: str | None) -> dict[str, str]:
+    """Entry digest -> the line its tool gets in `made` (`expected_text`)."""
+    return {digest: line for line in (made or "").splitlines() if line.startswith("- ") for digest in _DIGEST.findall(line)}
 
 
-def _lines(check: Check, label: str, text: str) -> list[str]:
+def _lines(check: Check, label: str, text: str, made: str | None) -> list[str]:
     listed = []
-    expected = expected_lines(check)
+    expected = expected_lines(made)
     for number, line in enumerate(text.splitlines(), 1):
         if not line.startswith("- "):
             continue
@@ -76,9 +75,8 @@ def _lines(check: Check, label: str, text: str) -> list[str]:
     return listed
 
 
-def _whole(check: Check, label: str, text: str) -> None:
+def _whole(check: Check, label: str, text: str, expected: str | None) -> None:
     """Every other line too (headings: a failed tool moved out of "Do not use"; the preamble)."""
-    expected = expected_text(check)
     if expected is None:
         check.result.problems.append(f"{label}: the catalog does not say how its llms.txt is made")
         return
@@ -106,8 +104,9 @@ def verify(check: Check) -> None:
     stated = [m.group(0) for line in text.splitlines() if line.startswith("Catalog digest:") for m in [_DIGEST.search(line)] if m]
     if stated and stated[0] != check.catalog_digest:
         check.result.problems.append(f"{label}: names catalog digest {stated[0]!r}, the catalog's is {check.catalog_digest!r}")
-    listed = _lines(check, label, text)
-    _whole(check, label, text)
+    made = expected_text(check)  # once: what both the tool lines and the rest are held to
+    listed = _lines(check, label, text, made)
+    _whole(check, label, text, made)
     missing = len(check.entries) - len(set(listed) & set(check.entries))
     if listed and missing:
         check.result.problems.append(f"{label}: {missing} catalog entr{'y is' if missing == 1 else 'ies are'} not listed with their digest")
