@@ -7,9 +7,7 @@ is the site digest, which the build prints beside the catalog digest (docs/secur
 
 Two outputs quote the catalog digest (the MCP list's `_meta` and llms.txt's `Catalog digest:`
 line), and the build makes them before the catalog digest exists: `quoting` renders them with
-two stand-ins and keeps the text between the places they went (`Quoted`). A manifest entry
-flagged `"quotes_catalog_digest": true` (an earlier layout, where the catalog digest covered the
-manifest) is checked with each quoted catalog digest replaced by the byte 0xFF (`MARK`, `masked`).
+two stand-ins and keeps the text between the places they went (`Quoted`).
 """
 
 from __future__ import annotations
@@ -22,8 +20,6 @@ from typing import Callable
 MANIFEST_VERSION = 1
 MANIFEST_SUFFIX = ".digests.json"
 WRITTEN_FIELD = "written"  # the catalog's reference to the manifest; sorts after `tools` (see integrity.Sealer)
-MARK = b"\xff"
-DIGEST_LENGTH = len("sha256:") + 64
 
 
 def manifest_path(catalog_path: str) -> str:
@@ -37,22 +33,13 @@ def manifest_path(catalog_path: str) -> str:
 class FileDigest:
     size: int
     sha256: str  # hex
-    quotes_catalog_digest: bool = False
 
     def as_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {"sha256": self.sha256, "size": self.size}
-        if self.quotes_catalog_digest:
-            out["quotes_catalog_digest"] = True
-        return out
+        return {"sha256": self.sha256, "size": self.size}
 
 
 def of_bytes(data: bytes) -> FileDigest:
     return FileDigest(len(data), hashlib.sha256(data).hexdigest())
-
-
-def masked(data: bytes, catalog_digest: str) -> bytes:
-    """`data` with each occurrence of `catalog_digest` replaced by MARK (see the module's docstring)."""
-    return data.replace(catalog_digest.encode("ascii"), MARK)
 
 
 @dataclass(frozen=True)
@@ -63,13 +50,6 @@ class Quoted:
 
     def text(self, catalog_digest: str) -> str:
         return catalog_digest.join(self.parts)
-
-    def digest(self) -> FileDigest:
-        if len(self.parts) == 1:
-            return of_bytes(self.parts[0].encode("utf-8"))
-        data = MARK.join(part.encode("utf-8") for part in self.parts)
-        size = len(data) - (len(self.parts) - 1) * (len(MARK) - DIGEST_LENGTH)
-        return FileDigest(size, hashlib.sha256(data).hexdigest(), True)
 
 
 class QuotingError(Exception):

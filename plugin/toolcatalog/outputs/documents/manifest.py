@@ -18,7 +18,7 @@ from typing import Any
 
 from ...model import Tool
 from .. import catalog_json
-from ..published import (MANIFEST_VERSION, WRITTEN_FIELD, FileDigest, manifest_path, masked, of_bytes,
+from ..published import (MANIFEST_VERSION, WRITTEN_FIELD, FileDigest, manifest_path, of_bytes,
                          safe_site_path)
 from .base import Check, Draft, Drafting, Output, Plan, SourceError
 from .reading import loads
@@ -87,7 +87,7 @@ def _entries(check: Check, path: str, document: Any) -> dict[str, FileDigest] | 
         if not ok or not safe_site_path(rel) or rel == path:
             check.result.problems.append(f"{path}: entry {rel!r} is not a file of the site with a size and a SHA-256; not fetched")
             continue
-        out[rel] = FileDigest(item["size"], item["sha256"], item.get("quotes_catalog_digest") is True)
+        out[rel] = FileDigest(item["size"], item["sha256"])
     return out
 
 
@@ -98,24 +98,10 @@ def _file(check: Check, rel: str, stated: FileDigest, remote: bool) -> bool:
         missing = not check.source.exists(rel)
         check.result.problems.append(f"{rel}: listed in the digest manifest, but missing" if missing else f"{rel}: {exc}")
         return False
-    if stated.quotes_catalog_digest:
-        if check.catalog_digest is None or not _utf8(data):
-            check.result.problems.append(f"{rel}: cannot be checked without the catalog digest, as UTF-8 text")
-            return False
-        actual = FileDigest(len(data), hashlib.sha256(masked(data, check.catalog_digest)).hexdigest(), True)
-    else:
-        actual = of_bytes(data)
+    actual = of_bytes(data)
     if actual != stated:
         check.result.problems.append(f"{rel}: its bytes are not the ones the digest manifest lists "
                                      f"({actual.size} bytes, SHA-256 {actual.sha256[:16]}…)")
-        return False
-    return True
-
-
-def _utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
         return False
     return True
 
