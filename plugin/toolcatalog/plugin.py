@@ -33,7 +33,7 @@ from mkdocs.structure.toc import get_toc
 from mkdocs.utils import get_relative_url
 
 from . import nav as catalog_nav
-from . import inline, outputs, pipeline, report, sitefiles
+from . import outputs, pipeline, report, sitefiles
 from .config import ToolCatalogConfig, to_options
 from .discover import DiscoveryError
 from .links import SourceLink, source_links
@@ -70,7 +70,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         try:
             self.options = to_options(self.config)
         except OptionsError as exc:
-            raise PluginError(report.printable(inline.plain(f"toolcatalog: {exc}"))) from None
+            raise PluginError(report.plain(f"toolcatalog: {exc}")) from None
         self.workspace = Path(config.config_file_path).resolve().parent if config.config_file_path else Path.cwd()
         ours = str(templates_dir())
         if ours not in config.theme.dirs:
@@ -93,7 +93,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
                 skip=[Path(config.docs_dir), Path(config.site_dir)], user_pages=user_pages,
             )
         except DiscoveryError as exc:
-            raise PluginError(report.printable(inline.plain(str(exc)))) from None
+            raise PluginError(report.plain(exc)) from None
         self.build = build
         self.shared_ids = shared_ids(build.catalog.tools)
         self.renderer = Renderer([Path(d) for d in config.theme.dirs])
@@ -106,7 +106,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         try:
             pipeline.enforce_fail_on(build)
         except pipeline.FailOnError as exc:
-            raise PluginError(report.printable(inline.plain(f"toolcatalog: {exc}"))) from None
+            raise PluginError(report.plain(f"toolcatalog: {exc}")) from None
         return self._add_pages(files, config, build)
 
     def _add_pages(self, files: Files, config: MkDocsConfig, build: pipeline.Build) -> Files:
@@ -207,7 +207,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             published = sitefiles.outputs_for_site(self.build.outputs, Path(config.site_dir), Path(config.docs_dir),
                                                    self.options.catalog_file if self.options else None)
         except outputs.ExportError as exc:
-            raise PluginError(report.printable(inline.plain(f"toolcatalog: {exc}"))) from None
+            raise PluginError(report.plain(f"toolcatalog: {exc}")) from None
         for path in published.overridden:
             log.info("%s exists in docs_dir; it replaces the generated one", report.printable(path))
         for path in published.skipped:
