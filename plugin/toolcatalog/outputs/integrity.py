@@ -138,19 +138,14 @@ class Sealer:
     Raises DigestError."""
 
     def __init__(self, head: dict[str, Any]) -> None:
-        self._head = {key: item for key, item in head.items() if key not in (CATALOG_FIELD, "tools")}
-        self._start, self._rest = self._split(self._head)
-        self._hash = hashlib.sha256(self._start + b"[")
-        self._first = True
-
-    @staticmethod
-    def _split(head: dict[str, Any]) -> tuple[bytes, bytes]:
-        """The canonical bytes of `head` before and after where its tools go."""
+        head = {key: item for key, item in head.items() if key not in (CATALOG_FIELD, "tools")}
         with _digest_errors():
             one, two = (canonical({**head, "tools": placeholder}) for placeholder in _PLACEHOLDERS)
         token, other = (canonical(placeholder) for placeholder in _PLACEHOLDERS)
         start = _first_difference(one, two) - _first_difference(token, other)  # where the placeholder starts
-        return one[:start], b"]" + one[start + len(token):]
+        self._hash = hashlib.sha256(one[:start] + b"[")
+        self._rest = b"]" + one[start + len(token):]
+        self._first = True
 
     def add(self, entry: dict[str, Any]) -> None:
         with _digest_errors():
@@ -158,16 +153,9 @@ class Sealer:
         self._hash.update(part if self._first else b"," + part)
         self._first = False
 
-    def finish(self, late: dict[str, Any] | None = None) -> str:
-        """The catalog digest. `late`: members of the head known only once every entry went by
-        (the digest manifest's reference); their names must sort after `tools`, so that every
-        byte hashed so far stays where it is."""
-        rest = self._rest
-        if late:
-            start, rest = self._split({**self._head, **late})
-            if start != self._start:
-                raise DigestError(f"late members {sorted(late)} must sort after `tools`")
-        self._hash.update(rest)
+    def finish(self) -> str:
+        """The catalog digest."""
+        self._hash.update(self._rest)
         return PREFIX + self._hash.hexdigest()
 
 

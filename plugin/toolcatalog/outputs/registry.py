@@ -104,9 +104,7 @@ def render(catalog_: Catalog, options: Options, site: Site, others: Mapping[str,
         drafts = _drafts(writers, drafting)
     except QuotingError as exc:
         raise RenderError(f"internal error, please report it: {exc}") from None
-    late = {key: value for draft in drafts for key, value in draft.late.items()}
-    head.update(late)
-    head[integrity.CATALOG_FIELD] = sealer.finish(late)
+    head[integrity.CATALOG_FIELD] = sealer.finish()
     files = _files(drafts, head, overridden)
     manifest.complete(files, the_plan)  # last: it lists every other file's final bytes
     return Rendered(files, head)

@@ -48,7 +48,6 @@ class Draft:
     what: str  # for messages
     quoted: Quoted | None  # None: the catalog itself, which the manifest cannot list
     final: Callable[[dict[str, Any]], str]  # the text, given the sealed catalog head
-    late: dict[str, Any] = field(default_factory=dict)  # members the catalog head gets (the manifest's reference)
 
 
 def quoted_draft(path: str, what: str, quoted: Quoted) -> Draft:
@@ -57,7 +56,7 @@ def quoted_draft(path: str, what: str, quoted: Quoted) -> Draft:
 
 @dataclass
 class Drafting:
-    head: dict[str, Any]  # the catalog head, without `catalog_digest` or `written`
+    head: dict[str, Any]  # the catalog head, without `catalog_digest`
     digests: list[dict[str, str]]  # {id, source, entry_digest} of every entry, in order
     seed: str  # for `published.quoting`
     drafts: list[Draft]  # the drafts so far
