@@ -19,7 +19,7 @@ from typing import Callable
 
 MANIFEST_VERSION = 1
 MANIFEST_SUFFIX = ".digests.json"
-WRITTEN_FIELD = "written"  # the catalog's reference to the manifest; sorts after `tools` (see integrity.Sealer)
+WRITTEN_FIELD = "written"  # the catalog's member naming the manifest (`{"manifest": name}`)
 
 
 def manifest_path(catalog_path: str) -> str:
