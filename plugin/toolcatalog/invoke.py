@@ -84,11 +84,6 @@ def _bindings(argv: list[Any]) -> dict[str, str]:
     return out
 
 
-def _text(value: Any) -> str | None:
-    """A manifest's string field, or None for anything else (a hostile `bin: 5` names no program)."""
-    return value if isinstance(value, str) else None
-
-
 def _driver(driver: Driver, tool: Tool) -> dict[str, Any]:
     entry = driver.entry_for(tool.id)
     metadata = entry.metadata if entry is not None else {}
@@ -98,14 +93,14 @@ def _driver(driver: Driver, tool: Tool) -> dict[str, Any]:
     if driver.kind == "cli":
         template = _list(_dict(metadata.get("cli")).get("argv"))
         bin_args = _list(f.get("bin_args"))
-        return {**base, "protocol": "cli", "bin": _text(f.get("bin")), "bin_args": [str(a) for a in bin_args],
+        return {**base, "protocol": "cli", "bin": driver.access.bin, "bin_args": [str(a) for a in bin_args],
                 "argv_template": [str(a) for a in template], "bindings": _bindings(template),
                 "drop_inputs": list(entry.drop_inputs) if entry else [], "stdout": "one JSON value: the output"}
     if driver.kind == "mcp":
         server = _dict(f.get("server"))
         args = _list(server.get("args"))
         mcp = _dict(metadata.get("mcp"))
-        return {**base, "protocol": "mcp", "transport": _text(f.get("transport")),
+        return {**base, "protocol": "mcp", "transport": driver.access.transport,
                 "command": [str(server.get("path"))] + [str(a) for a in args] if server.get("path") else [],
                 "tool_name": str(mcp.get("tool_name") or tool.id), "arguments": "the input object"}
     return {**base, "protocol": str(driver.kind or "unknown"), "metadata": metadata}
