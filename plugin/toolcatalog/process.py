@@ -53,6 +53,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Iterator, Mapping, cast
 
+from . import shellenv
+
 __all__ = [
     "CANCELLED",
     "cancel_requested",
@@ -173,8 +175,9 @@ _SHIM = (
 # uses vfork (under a millisecond). `setpriv --pdeathsig KILL` sets the signal, then a shell checks
 # that the parent is still the build (one that died between the start and the prctl never sends it),
 # then execs the command in the same process, so its pid, session and process group are unchanged.
-# The shell adds PWD to the environment: it is unset again (a command given PWD is started the old
-# way), and the probe checks that the command gets exactly the environment given.
+# The shell adds PWD to the environment: it is unset again (a command given PWD, or any variable the
+# shell would drop or reset, is started the old way: `shellenv.kept`), and the probe checks that
+# the command gets exactly the environment given.
 _PPID_CHECK = '[ "$PPID" = "$0" ] || exit 137; unset PWD; exec "$@"'
 _SETPRIV: list[str] | None = None
 _setpriv_lock = threading.Lock()
@@ -231,8 +234,10 @@ def _execs_as_is(path: str) -> bool:
 def _spawn_argv(argv: list[str], env: Mapping[str, str]) -> tuple[list[str], Callable[[], None] | None]:
     """What to start for `argv` and the `preexec_fn` to start it with: the `setpriv` prefix (no
     `preexec_fn`, so `subprocess` can use vfork) when it works here and `argv[0]` is a path the
-    kernel execs as it is (an absolute path: a relative one is found from the child's folder); otherwise `argv` with `parent_death_preexec` (a fork, the errors of Popen)."""
-    if os.path.isabs(argv[0]) and "PWD" not in env and _execs_as_is(argv[0]):
+    kernel execs as it is (an absolute path: a relative one is found from the child's folder) and the
+    shell passes `env` on unchanged (`shellenv.kept`: no PWD, IFS or a name that is no shell
+    identifier); otherwise `argv` with `parent_death_preexec` (a fork, the errors of Popen)."""
+    if os.path.isabs(argv[0]) and shellenv.kept(env) and _execs_as_is(argv[0]):
         prefix = _setpriv_prefix()
         if prefix is not None:
             return [*prefix, *argv], None

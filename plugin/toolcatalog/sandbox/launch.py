@@ -299,11 +299,12 @@ def start_landlock(facts: Facts, command: list[str], here: str, env: dict[str, s
 
 def start_bubblewrap(facts: Facts, command: list[str], here: str, env: dict[str, str], ws: str, root: Path,
                      visible: list[str], network: bool, log: Path | None, hidden: list[str], allowed: list[str] | None) -> Launch:
-    """The bubblewrap backend's part of `prepare`: the exec limiter and prlimit inside bubblewrap."""
+    """The bubblewrap backend's part of `prepare`: the exec limiter and the caps (dash's `ulimit`,
+    else prlimit: `limits.shell_wrap`) inside bubblewrap."""
     inner = execs.limited(command, allowed) if allowed is not None else command
-    limited = limits.wrap(inner, facts.caps, facts.limiter, facts.nproc)
+    limited = limits.shell_wrap(inner, facts.caps, facts.limiter, facts.nproc, layout.scratch_env(env), limits.shell())
     launch = _bubblewrap(facts, limited, here, env, ws, root, visible, network, log, hidden)
-    launch.launcher_execs += (inner is not command) + (limited is not inner)  # the exec limiter's and prlimit's own starts
+    launch.launcher_execs += (inner is not command) + (limited is not inner)  # the exec limiter's and the caps' (dash or prlimit) own starts
     return launch
 
 
@@ -340,7 +341,7 @@ def _enter_group(launch: Launch, facts: Facts) -> None:
     if processes or memory:
         launch.group = cgroup.create(processes, memory)
         if launch.group is not None:
-            launch.argv = launch.group.argv(launch.argv)
+            launch.argv = launch.group.argv(launch.argv, launch.env)
 
 
 def _masked(ws: str, visible: list[str]) -> list[str]:
