@@ -68,6 +68,8 @@ __all__ = [
     "interpreter_for",
     "run_process",
     "scrubbed_env",
+    "start_process",
+    "Started",
 ]
 
 ENV_ALLOWLIST = (
@@ -434,20 +436,34 @@ def run_process(
     """Run `argv` (no shell) in `cwd` with exactly `env`; see the module docstring."""
     argv = [os.fspath(a) for a in argv]
     started = time.monotonic()
+    cancel = _CANCEL.get()
+    if os.name != "posix" and argv and not (cancel is not None and cancel.is_set()):  # pragma: no cover - Windows fallback, untested
+        return _run_simple(argv, cwd, stdin, timeout_s, env, max_stdout, max_stderr, started)
+    begun = start_process(argv, cwd=cwd, env=env, piped=stdin is not None)
+    if isinstance(begun, ProcessResult):
+        return begun
+    return begun.finish(stdin, timeout_s=timeout_s, max_stdout=max_stdout, max_stderr=max_stderr, since=started)
+
+
+def start_process(argv: list[str], *, cwd: Path, env: dict[str, str], piped: bool = True) -> "Started | ProcessResult":
+    """Start `argv` as `run_process` does, without waiting for it: a `Started` to `finish` (or
+    `discard`), or the result of a start that failed. `piped`: its stdin is a pipe (else
+    /dev/null). A run that is started ahead of its turn waits behind a gate of its own (the
+    sandbox's: see sandbox/launch.py) until `finish` writes the first line of its stdin."""
+    argv = [os.fspath(a) for a in argv]
+    started = time.monotonic()
     if not argv:
         return _failed(argv, "empty command", started)
     cancel = _CANCEL.get()
     if cancel is not None and cancel.is_set():
         return _failed(argv, CANCELLED, started)
-    if os.name != "posix":  # pragma: no cover - Windows fallback, untested
-        return _run_simple(argv, cwd, stdin, timeout_s, env, max_stdout, max_stderr, started)
     started_argv, preexec = _spawn_argv(argv, env)
     try:
         proc = subprocess.Popen(
             started_argv,
             cwd=cwd,
             env=env,
-            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdin=subprocess.PIPE if piped else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             shell=False,
@@ -462,11 +478,51 @@ def run_process(
         return _failed(argv, f"could not start {argv[0]}: {exc}", started)
     with _running_lock:  # one started in the moment a signal handler ran is stopped by the cancel instead
         _running.add(proc.pid)
-    try:
-        return _Runner(proc, argv, stdin, timeout_s, max_stdout, max_stderr, started, cancel).run()
-    finally:
+    return Started(proc, argv)
+
+
+class Started:
+    """A process `start_process` started: `finish` runs it to its end (once), `discard` ends it unused."""
+
+    def __init__(self, proc: "subprocess.Popen[bytes]", argv: list[str]) -> None:
+        self.proc = proc
+        self.argv = argv
+        self.done = False
+
+    def finish(self, stdin: bytes | None, *, timeout_s: float, max_stdout: int = 1 << 20, max_stderr: int = 64 << 10,
+               since: float | None = None) -> ProcessResult:
+        """Write `stdin` (after the gate's line, when it waits behind one: `stdin` then starts with
+        it) and read until the end, as `run_process`; the deadline counts from `since` (default now)."""
+        assert not self.done, "a started process is finished once"
+        self.done = True
+        started = time.monotonic() if since is None else since
+        try:
+            return _Runner(self.proc, self.argv, stdin, timeout_s, max_stdout, max_stderr, started, _CANCEL.get()).run()
+        finally:
+            with _running_lock:
+                _running.discard(self.proc.pid)
+
+    def discard(self) -> None:
+        """End it unused: its whole group killed, the leader reaped, its pipes closed."""
+        if self.done:
+            return
+        self.done = True
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        try:
+            self.proc.wait(timeout=_REAP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            pass
         with _running_lock:
-            _running.discard(proc.pid)
+            _running.discard(self.proc.pid)
 
 
 class _Runner:

@@ -86,10 +86,16 @@ def shell() -> str | None:
 
 
 _SCRIPT = 'ulimit {} && unset PWD && exec "$@"'
+GATE = b"\n"  # what a gated start waits for on its stdin (`shell_wrap(gated=True)`) before the tool starts
+
+
+def gate_possible(env: Mapping[str, str]) -> bool:
+    """Whether a start can wait behind a gate (`shell_wrap(gated=True)`): dash is there and keeps `env`."""
+    return shell() is not None and shellenv.kept(env)
 
 
 def shell_wrap(command: list[str], limits: Limits, program: str | None, nproc: str, env: Mapping[str, str],
-               sh: str | None) -> list[str]:
+               sh: str | None, gated: bool = False) -> list[str]:
     """`wrap`, with the caps set by `sh` (`shell()`) instead of prlimit where the shell hands the
     tool its environment unchanged (`shellenv.kept`). The same limits, soft and hard alike (dash's
     `ulimit` sets both without -S or -H), the same argv and descriptors, one exec as prlimit's; the
@@ -104,6 +110,14 @@ def shell_wrap(command: list[str], limits: Limits, program: str | None, nproc: s
     if limits.processes and nproc == RLIMIT:
         caps.append(f"-p {limits.processes}")
     if not caps or program is None:
+        caps = []
+    if gated:
+        # Started ahead of its turn: the shell reads one line of stdin (byte by byte, so nothing of
+        # the tool's own input) and starts the tool only then; at end of file (the build is gone)
+        # it exits without starting it. Only where the shell keeps `env` (`gate_possible`).
+        assert sh is not None and shellenv.kept(env), "gate_possible() first"
+        return [sh, "-c", "read -r _ && " + "".join(f"ulimit {c} && " for c in caps) + 'unset PWD && exec "$@"', "sh", *command]
+    if not caps:
         return command
     if sh is None or not shellenv.kept(env):
         return wrap(command, limits, program, nproc)
