@@ -63,7 +63,7 @@ def test_the_caps_are_set_by_dash_with_the_values_prlimit_gets() -> None:
     command = ["python3", "tool.py", "a b", '"$x"', "-c"]
     argv = limits.shell_wrap(command, caps, limits.limiter(), limits.RLIMIT, {"PATH": "/usr/bin"}, limits.shell())
     assert argv[0] == limits.shell() and argv[-len(command):] == command
-    assert "ulimit -d 307200 && ulimit -f 14336 && ulimit -p 50 && unset PWD && exec \"$@\"" == argv[2]
+    assert "ulimit -d 307200 && ulimit -f 14336 && ulimit -p 50 && exec \"$@\"" == argv[2]
     for name, value in ODD.items():  # a variable the shell would change: prlimit, as before
         if name != "PLAIN":
             fallback = limits.shell_wrap(["t"], caps, limits.limiter(), limits.RLIMIT, {name: value}, limits.shell())
@@ -93,7 +93,9 @@ def test_a_sandboxed_tool_gets_the_caps_and_exactly_its_environment(tmp_path: Pa
     assert run.sandbox == "bwrap" and run.has_actual, (run.detail, run.stderr)
     seen = json.loads(run.actual["seen"])
     assert seen["data"] == [300 << 20, 300 << 20] and seen["fsize"] == [7 << 20, 7 << 20], seen
-    assert not {"PWD", "SHLVL", "_", "OLDPWD"} & set(seen["env"]), seen["env"]
+    # bubblewrap's PWD (the working folder, shown relative: results are scrubbed of the workspace
+    # path), as prlimit passed it on; nothing of the shell's own.
+    assert seen["env"].get("PWD", "").endswith(".agent/tools/look") and not {"SHLVL", "_", "OLDPWD"} & set(seen["env"]), seen["env"]
     # The variables the build passes on (`env`) arrive as they are, whichever starter ran.
     for name, value in ODD.items():
         monkeypatch.setenv(name, value)

@@ -85,7 +85,9 @@ def shell() -> str | None:
     return found if found and found.startswith(("/usr/", "/bin/")) else None
 
 
-_SCRIPT = 'ulimit {} && unset PWD && exec "$@"'
+# PWD stays: bubblewrap sets it to the working folder, and dash keeps (and exports) a PWD that names
+# its working folder, so the tool gets the variable it got from prlimit.
+_SCRIPT = 'ulimit {} && exec "$@"'
 GATE = b"\n"  # what a gated start waits for on its stdin (`shell_wrap(gated=True)`) before the tool starts
 
 
@@ -116,7 +118,7 @@ def shell_wrap(command: list[str], limits: Limits, program: str | None, nproc: s
         # the tool's own input) and starts the tool only then; at end of file (the build is gone)
         # it exits without starting it. Only where the shell keeps `env` (`gate_possible`).
         assert sh is not None and shellenv.kept(env), "gate_possible() first"
-        return [sh, "-c", "read -r _ && " + "".join(f"ulimit {c} && " for c in caps) + 'unset PWD && exec "$@"', "sh", *command]
+        return [sh, "-c", "read -r _ && " + "".join(f"ulimit {c} && " for c in caps) + 'exec "$@"', "sh", *command]
     if not caps:
         return command
     if sh is None or not shellenv.kept(env):
