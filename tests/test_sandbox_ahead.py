@@ -146,3 +146,45 @@ def test_starting_ahead_needs_a_spare_core_and_bubblewrap(tmp_path: Path, monkey
     if FACTS.mechanism == "bwrap":
         ctx = _context(tmp_path)
         assert engine._starts_ahead(ctx, 3) and not engine._starts_ahead(ctx, 4)
+
+
+LOUD_PY = r"""
+import json, sys
+sys.stdin.read()
+sys.stdout.write(json.dumps({"ok": True, "pad": "x" * 300000}))
+"""
+
+
+@needs_gate
+def test_the_next_start_ahead_overlaps_the_run_that_was_started_ahead(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    folder = speccify_tool(ws, "loud", [("a", {"x": 1}, {"ok": True})], files={f"{PLATFORM}.py": LOUD_PY})
+    ctx = _context(ws)
+    argv = [sys.executable, str(folder / f"{PLATFORM}.py")]
+    ctx.start_ahead(job.Start.of(argv, folder, ctx.env, False))
+    assert _until_gate(ws)
+    seen: list[list[str]] = []
+
+    def work() -> None:
+        # The gate is open: the tool starts, writes more than a pipe holds and, as nobody reads
+        # yet, stays blocked on its output while this runs (bounded: 20 s).
+        deadline = time.monotonic() + 20
+        tool: list[str] = []
+        while not tool and time.monotonic() < deadline:
+            tool = [line for _, line in processes_under(ws) if line.startswith(sys.executable)]
+            time.sleep(0.01)
+        seen.append(tool)
+
+    with job.meanwhile(work):
+        spawned = ctx.run(argv, cwd=folder, stdin=b"{}", timeout_s=20, env=ctx.env)
+    assert spawned.result.exit_code == 0 and len(spawned.result.stdout) > 300000, spawned.result.stderr
+    assert len(seen) == 1 and seen[0], seen  # done once, while the tool ran
+
+
+def test_meanwhile_work_is_done_once_even_when_the_task_starts_nothing() -> None:
+    done: list[int] = []
+    with job.meanwhile(lambda: done.append(1)):
+        pass
+    with job.meanwhile(lambda: 1 / 0):  # a failure of the work is not the task's
+        pass
+    assert done == [1]

@@ -490,14 +490,16 @@ class Started:
         self.done = False
 
     def finish(self, stdin: bytes | None, *, timeout_s: float, max_stdout: int = 1 << 20, max_stderr: int = 64 << 10,
-               since: float | None = None) -> ProcessResult:
+               since: float | None = None, meanwhile: Callable[[], None] | None = None) -> ProcessResult:
         """Write `stdin` (after the gate's line, when it waits behind one: `stdin` then starts with
-        it) and read until the end, as `run_process`; the deadline counts from `since` (default now)."""
+        it) and read until the end, as `run_process`; the deadline counts from `since` (default now).
+        `meanwhile`: called once the first of `stdin` is written (the tool is on its way), before
+        the output is read: other work that can overlap the run (the pipes hold what it writes)."""
         assert not self.done, "a started process is finished once"
         self.done = True
         started = time.monotonic() if since is None else since
         try:
-            return _Runner(self.proc, self.argv, stdin, timeout_s, max_stdout, max_stderr, started, _CANCEL.get()).run()
+            return _Runner(self.proc, self.argv, stdin, timeout_s, max_stdout, max_stderr, started, _CANCEL.get()).run(meanwhile)
         finally:
             with _running_lock:
                 _running.discard(self.proc.pid)
@@ -674,9 +676,15 @@ class _Runner:
         tick = _MAX_TICK_S if self.pidfd is not None else (0.1 if pipes_open else 0.01)
         return min(self.deadline - now, tick)
 
-    def run(self) -> ProcessResult:
+    def run(self, meanwhile: Callable[[], None] | None = None) -> ProcessResult:
+        """The loop; `meanwhile` is called once the process has its first stdin (its gate open)."""
         try:
             self._register()
+            if meanwhile is not None:
+                stdin = self.proc.stdin
+                if stdin is not None and not stdin.closed and len(self.pending):
+                    self._write_stdin(stdin)  # what fits in the pipe now: the gate's line and the input's start
+                meanwhile()
             while True:
                 wait = self._next_wait(time.monotonic())
                 if wait is None:

@@ -37,6 +37,7 @@ from ..statuses import ExampleStatus, Status
 from ..options import Options
 from ..process import cancel_on, ended_by_signals
 from ..scrub import Scrub, clean, scrubber
+from . import job as job_mod
 from . import shards
 from . import cache as cache_mod
 from .resultsfile import Result, ResultSet
@@ -381,19 +382,17 @@ class _Crash:
 
 def _guarded(task: Task, stop: threading.Event, before: Callable[[], None] | None = None) -> tuple[Any, float]:
     """The task's result (or the exception it raised) and the seconds it took. `before`: a later
-    task's start ahead (`_ahead_of`); when it fails, that task simply starts in its turn."""
+    task's start ahead (`_ahead_of`), done while this task's first process runs (its tool on its
+    way, its output waiting in the pipes); when it fails, that task simply starts in its turn."""
     with cancel_on(stop):
-        if before is not None:
-            try:
-                before()
-            except Exception:  # noqa: BLE001 - starting ahead is an optimisation, never a failure
-                pass
         started = time.monotonic()
-        try:
-            value = task()
-        except Exception as exc:
-            value = _Crash(exc)
-    return value, time.monotonic() - started
+        with job_mod.meanwhile(before):  # done while the task's first process runs (job.meanwhile)
+            try:
+                value = task()
+            except Exception as exc:
+                value = _Crash(exc)
+            took = time.monotonic() - started
+    return value, took
 
 
 def _shard(planned: list[Planned], given: ResultSet, shard: tuple[int, int]) -> list[Planned]:

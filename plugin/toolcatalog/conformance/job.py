@@ -11,6 +11,7 @@ examples, ...: `verdict.Blocked`).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import sys
 import threading
@@ -29,6 +30,37 @@ from ..scrub import Scrub, scrubber
 from .outcome import Outcome
 
 Task = Callable[[], Any]
+# What the engine wants done while this thread's task runs its first process (`meanwhile`).
+_MEANWHILE: contextvars.ContextVar[list[Callable[[], None]] | None] = contextvars.ContextVar("toolcatalog_meanwhile", default=None)
+
+
+@contextlib.contextmanager
+def meanwhile(work: Callable[[], None] | None) -> Iterator[None]:
+    """Inside: the first process a task starts through `Context.run` calls `work` once that
+    process is on its way (started ahead: its gate open), so `work` overlaps the run; when no such
+    process starts, `work` is done on leaving. Exceptions of `work` are not the task's: ignored."""
+    pending = [work] if work is not None else []
+    token = _MEANWHILE.set(pending)
+    try:
+        yield
+    finally:
+        _MEANWHILE.reset(token)
+        _do(pending)
+
+
+def _do(pending: list[Callable[[], None]] | None) -> None:
+    while pending:
+        work = pending.pop()
+        try:
+            work()
+        except Exception:  # noqa: BLE001 - the work is an optimisation (starting a later run ahead), never a failure
+            pass
+
+
+def _meanwhile_now() -> Callable[[], None] | None:
+    """The pending `meanwhile` work, to be done by the caller (taken: done once)."""
+    pending = _MEANWHILE.get()
+    return (lambda: _do(pending)) if pending else None
 
 
 @dataclass(frozen=True)
@@ -124,12 +156,13 @@ class Context:
         if ahead is not None:  # started ahead, waiting behind its gate: let it go
             launch, begun = ahead
             with launch:
-                result = begun.finish(launch.gate + (stdin or b""), timeout_s=timeout_s, max_stdout=cap)
+                result = begun.finish(launch.gate + (stdin or b""), timeout_s=timeout_s, max_stdout=cap, meanwhile=_meanwhile_now())
                 observed = launch.observe() if result.error is None else None
                 hit = launch.caps_hit()
             result.argv = list(argv)
             _say_limit(result, facts, hit)
             return Spawned(result, launch.mechanism if result.error is None else None, observed)
+        _do(_MEANWHILE.get())  # not started ahead: the work waits no longer (it is this run's neighbour's)
         with sandbox_mod.prepare(facts, argv, cwd=cwd, env=env, workspace=self.workspace, network=network, hidden=[*(hidden or []), *self.unseen],
                                  roots=self.roots, reads=reads, programs=programs) as launch:
             if launch.refusal:  # its program or folder lies outside what the sandbox shows
