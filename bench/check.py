@@ -31,6 +31,7 @@ import concurrent.futures
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -81,13 +82,17 @@ class Mode:
     def __init__(self, name: str, jobs: int, argv: list[str], cwd: Path, expect: int) -> None:
         self.name, self.jobs, self.argv, self.cwd, self.expect = name, jobs, argv, cwd, expect
         self.times: list[float] = []
+        self.cpu: list[float] = []  # user + system seconds of the run and everything it started
         self.check_s: list[float] = []
         self.sandbox = ""
 
     def run(self) -> float:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run(self.argv, cwd=self.cwd, env=bench.BUILD_ENV, capture_output=True, text=True)
         seconds = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         output = done.stdout + done.stderr
         if self.name == "bare":
             if done.returncode != 0:
@@ -108,6 +113,10 @@ class Mode:
     @property
     def median(self) -> float:
         return statistics.median(self.times)
+
+    @property
+    def cpu_median(self) -> float:
+        return statistics.median(self.cpu) if self.cpu else 0.0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,18 +151,21 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     command = [*cli, "--jobs", str(jobs), "--sandbox", mode]
                 table.append(Mode(mode, jobs, command, tc, processes))
-        print(f"workspace: {root} ({args.tools} tools, {processes} processes; jobs {jobs_list}; {args.repeat} rounds)", flush=True)
+        print(f"workspace: {root} ({args.tools} tools, {processes} processes; jobs {jobs_list}; {args.repeat} rounds); "
+              f"each process: {interpreter()} linux.py", flush=True)
         for mode in table:  # unmeasured: imports compiled, files in the page cache, the parse cache filled
             if mode.name != "bare":
                 mode.run()
                 mode.times.clear()
+                mode.cpu.clear()
                 mode.check_s.clear()
                 break
         for round_no in range(args.repeat):
             shift = round_no % len(table)
             for mode in table[shift:] + table[:shift]:
                 seconds = mode.run()
-                print(f"  round {round_no + 1}/{args.repeat}  {mode.name:<5} jobs {mode.jobs}  {seconds:7.2f}s", flush=True)
+                print(f"  round {round_no + 1}/{args.repeat}  {mode.name:<5} jobs {mode.jobs}  {seconds:7.2f}s  cpu {mode.cpu[-1]:6.2f}s",
+                      flush=True)
     finally:
         subprocess.run(["rm", "-rf", str(root)], check=False)
     rows = report(table, processes)
@@ -164,26 +176,37 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"benchmark": "toolcatalog check: sandbox, unsandboxed, bare loop", "tools": args.tools,
                                     "processes": processes, "repeat": args.repeat, "machine": facts, "plugin": plugin,
+                                    "interpreter": interpreter(),
                                     "wall_s": round(elapsed, 1), "rows": rows}, indent=2) + "\n", encoding="utf-8")
     print(f"results: {args.out}")
     return 0
+
+
+def interpreter() -> str:
+    """The Python every measured process runs (speccify runs `.py` files with the build's own
+    interpreter): its path and, when that is a link or a shim, what it really is."""
+    real = os.path.realpath(sys.executable)
+    return sys.executable if real == sys.executable else f"{sys.executable} (-> {real})"
 
 
 def report(table: list[Mode], processes: int) -> list[dict[str, Any]]:
     cpus = os.cpu_count() or 1
     by = {(m.name, m.jobs): m for m in table}
     rows = []
-    print(f"\n{'jobs':>4} {'mode':<5} {'median s':>9} {'min s':>7} {'procs/s':>8} {'per core':>8}  ratio")
+    print(f"\n{'jobs':>4} {'mode':<5} {'median s':>9} {'min s':>7} {'cpu s':>7} {'procs/s':>8} {'per core':>8}  ratio (wall; cpu)")
     for mode in table:
         cores = min(mode.jobs, cpus)
         rate = processes / mode.median
         ratio = ""
         other = {"auto": "off", "off": "bare"}.get(mode.name)
         if other and (other, mode.jobs) in by:
-            ratio = f"{mode.median / by[(other, mode.jobs)].median:.2f}x {other}"
-        print(f"{mode.jobs:>4} {mode.name:<5} {mode.median:>9.2f} {min(mode.times):>7.2f} {rate:>8.1f} {rate / cores:>8.1f}  {ratio}")
+            base = by[(other, mode.jobs)]
+            ratio = f"{mode.median / base.median:.2f}x {other}; cpu {mode.cpu_median / max(base.cpu_median, 1e-9):.2f}x"
+        print(f"{mode.jobs:>4} {mode.name:<5} {mode.median:>9.2f} {min(mode.times):>7.2f} {mode.cpu_median:>7.2f} {rate:>8.1f} "
+              f"{rate / cores:>8.1f}  {ratio}")
         rows.append({"mode": mode.name, "jobs": mode.jobs, "times_s": [round(t, 2) for t in mode.times],
                      "median_s": round(mode.median, 2), "min_s": round(min(mode.times), 2),
+                     "cpu_s": [round(c, 2) for c in mode.cpu], "cpu_median_s": round(mode.cpu_median, 2),
                      "processes_per_s": round(rate, 1), "per_core": round(rate / cores, 1), "ratio": ratio,
                      "check_s": [round(c, 2) for c in mode.check_s], "sandbox": mode.sandbox})
     return rows

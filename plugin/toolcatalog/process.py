@@ -53,6 +53,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Iterator, Mapping, cast
 
+from . import shellenv
+
 __all__ = [
     "CANCELLED",
     "cancel_requested",
@@ -66,6 +68,8 @@ __all__ = [
     "interpreter_for",
     "run_process",
     "scrubbed_env",
+    "start_process",
+    "Started",
 ]
 
 ENV_ALLOWLIST = (
@@ -173,8 +177,9 @@ _SHIM = (
 # uses vfork (under a millisecond). `setpriv --pdeathsig KILL` sets the signal, then a shell checks
 # that the parent is still the build (one that died between the start and the prctl never sends it),
 # then execs the command in the same process, so its pid, session and process group are unchanged.
-# The shell adds PWD to the environment: it is unset again (a command given PWD is started the old
-# way), and the probe checks that the command gets exactly the environment given.
+# The shell adds PWD to the environment: it is unset again (a command given PWD, or any variable the
+# shell would drop or reset, is started the old way: `shellenv.kept`), and the probe checks that
+# the command gets exactly the environment given.
 _PPID_CHECK = '[ "$PPID" = "$0" ] || exit 137; unset PWD; exec "$@"'
 _SETPRIV: list[str] | None = None
 _setpriv_lock = threading.Lock()
@@ -231,8 +236,10 @@ def _execs_as_is(path: str) -> bool:
 def _spawn_argv(argv: list[str], env: Mapping[str, str]) -> tuple[list[str], Callable[[], None] | None]:
     """What to start for `argv` and the `preexec_fn` to start it with: the `setpriv` prefix (no
     `preexec_fn`, so `subprocess` can use vfork) when it works here and `argv[0]` is a path the
-    kernel execs as it is (an absolute path: a relative one is found from the child's folder); otherwise `argv` with `parent_death_preexec` (a fork, the errors of Popen)."""
-    if os.path.isabs(argv[0]) and "PWD" not in env and _execs_as_is(argv[0]):
+    kernel execs as it is (an absolute path: a relative one is found from the child's folder) and the
+    shell passes `env` on unchanged (`shellenv.kept`: no PWD, IFS or a name that is no shell
+    identifier); otherwise `argv` with `parent_death_preexec` (a fork, the errors of Popen)."""
+    if os.path.isabs(argv[0]) and shellenv.kept(env) and _execs_as_is(argv[0]):
         prefix = _setpriv_prefix()
         if prefix is not None:
             return [*prefix, *argv], None
@@ -429,20 +436,34 @@ def run_process(
     """Run `argv` (no shell) in `cwd` with exactly `env`; see the module docstring."""
     argv = [os.fspath(a) for a in argv]
     started = time.monotonic()
+    cancel = _CANCEL.get()
+    if os.name != "posix" and argv and not (cancel is not None and cancel.is_set()):  # pragma: no cover - Windows fallback, untested
+        return _run_simple(argv, cwd, stdin, timeout_s, env, max_stdout, max_stderr, started)
+    begun = start_process(argv, cwd=cwd, env=env, piped=stdin is not None)
+    if isinstance(begun, ProcessResult):
+        return begun
+    return begun.finish(stdin, timeout_s=timeout_s, max_stdout=max_stdout, max_stderr=max_stderr, since=started)
+
+
+def start_process(argv: list[str], *, cwd: Path, env: dict[str, str], piped: bool = True) -> "Started | ProcessResult":
+    """Start `argv` as `run_process` does, without waiting for it: a `Started` to `finish` (or
+    `discard`), or the result of a start that failed. `piped`: its stdin is a pipe (else
+    /dev/null). A run that is started ahead of its turn waits behind a gate of its own (the
+    sandbox's: see sandbox/launch.py) until `finish` writes the first line of its stdin."""
+    argv = [os.fspath(a) for a in argv]
+    started = time.monotonic()
     if not argv:
         return _failed(argv, "empty command", started)
     cancel = _CANCEL.get()
     if cancel is not None and cancel.is_set():
         return _failed(argv, CANCELLED, started)
-    if os.name != "posix":  # pragma: no cover - Windows fallback, untested
-        return _run_simple(argv, cwd, stdin, timeout_s, env, max_stdout, max_stderr, started)
     started_argv, preexec = _spawn_argv(argv, env)
     try:
         proc = subprocess.Popen(
             started_argv,
             cwd=cwd,
             env=env,
-            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdin=subprocess.PIPE if piped else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             shell=False,
@@ -457,11 +478,53 @@ def run_process(
         return _failed(argv, f"could not start {argv[0]}: {exc}", started)
     with _running_lock:  # one started in the moment a signal handler ran is stopped by the cancel instead
         _running.add(proc.pid)
-    try:
-        return _Runner(proc, argv, stdin, timeout_s, max_stdout, max_stderr, started, cancel).run()
-    finally:
+    return Started(proc, argv)
+
+
+class Started:
+    """A process `start_process` started: `finish` runs it to its end (once), `discard` ends it unused."""
+
+    def __init__(self, proc: "subprocess.Popen[bytes]", argv: list[str]) -> None:
+        self.proc = proc
+        self.argv = argv
+        self.done = False
+
+    def finish(self, stdin: bytes | None, *, timeout_s: float, max_stdout: int = 1 << 20, max_stderr: int = 64 << 10,
+               since: float | None = None, meanwhile: Callable[[], None] | None = None) -> ProcessResult:
+        """Write `stdin` (after the gate's line, when it waits behind one: `stdin` then starts with
+        it) and read until the end, as `run_process`; the deadline counts from `since` (default now).
+        `meanwhile`: called once the first of `stdin` is written (the tool is on its way), before
+        the output is read: other work that can overlap the run (the pipes hold what it writes)."""
+        assert not self.done, "a started process is finished once"
+        self.done = True
+        started = time.monotonic() if since is None else since
+        try:
+            return _Runner(self.proc, self.argv, stdin, timeout_s, max_stdout, max_stderr, started, _CANCEL.get()).run(meanwhile)
+        finally:
+            with _running_lock:
+                _running.discard(self.proc.pid)
+
+    def discard(self) -> None:
+        """End it unused: its whole group killed, the leader reaped, its pipes closed."""
+        if self.done:
+            return
+        self.done = True
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        try:
+            self.proc.wait(timeout=_REAP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            pass
         with _running_lock:
-            _running.discard(proc.pid)
+            _running.discard(self.proc.pid)
 
 
 class _Runner:
@@ -613,9 +676,15 @@ class _Runner:
         tick = _MAX_TICK_S if self.pidfd is not None else (0.1 if pipes_open else 0.01)
         return min(self.deadline - now, tick)
 
-    def run(self) -> ProcessResult:
+    def run(self, meanwhile: Callable[[], None] | None = None) -> ProcessResult:
+        """The loop; `meanwhile` is called once the process has its first stdin (its gate open)."""
         try:
             self._register()
+            if meanwhile is not None:
+                stdin = self.proc.stdin
+                if stdin is not None and not stdin.closed and len(self.pending):
+                    self._write_stdin(stdin)  # what fits in the pipe now: the gate's line and the input's start
+                meanwhile()
             while True:
                 wait = self._next_wait(time.monotonic())
                 if wait is None:

@@ -18,6 +18,7 @@ queued task and stops the running processes instead of waiting for them.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
@@ -36,10 +37,11 @@ from ..statuses import ExampleStatus, Status
 from ..options import Options
 from ..process import cancel_on, ended_by_signals
 from ..scrub import Scrub, clean, scrubber
+from . import job as job_mod
 from . import shards
 from . import cache as cache_mod
 from .resultsfile import Result, ResultSet
-from .job import Context, Job, Planner, Task, make_context
+from .job import Context, Job, Planner, Start, Task, make_context
 from .verdict import ExampleResult, Facts
 from .outcome import CodecError, Outcome, decided, fits, from_json, roundtrip, skipped_outcome, to_json
 from .outcome import apply as _apply
@@ -117,7 +119,7 @@ def check(catalog: Catalog, options: Options, only: set[str] | None = None, plan
     if shard is not None:
         planned = _my_shard(build.stats, planned, given or ResultSet(), shard)
     pending = _reuse(build, planned, given)
-    results, seconds = _run(pending, options, progress)
+    results, seconds = _run(pending, options, progress, build.ctx)
     for index, (tool, job, cache_key) in enumerate(pending):
         _settle(build, tool, job, cache_key, results[index], seconds[index])
     build.stats.notes += [Note(text) for text in sandbox.flush()]  # every run's throwaway folder is gone before the build goes on
@@ -214,19 +216,28 @@ def _reuse(build: _Build, planned: list[Planned], given: ResultSet | None) -> li
     return pending
 
 
-def _run(pending: list[Planned], options: Options, progress: "Progress | None" = None) -> tuple[dict[int, list[Any]], dict[int, float]]:
-    """Every task of every pending job on one pool: each job's task results, in order, and seconds."""
-    tasks = [(index, task) for index, (_, job, _) in enumerate(pending) for task in job.tasks]
+def _run(pending: list[Planned], options: Options, progress: "Progress | None" = None,
+         ctx: Context | None = None) -> tuple[dict[int, list[Any]], dict[int, float]]:
+    """Every task of every pending job on one pool: each job's task results, in order, and seconds.
+
+    With fewer workers than CPUs, each task first starts the sandbox of the task `workers` places
+    after it (`Context.start_ahead`, where that task's first process is known: `Job.starts`), so
+    that its setting up (strace, bubblewrap's namespaces and mounts) runs on a spare core while
+    this task's tool runs; that tool itself still starts only in its turn."""
+    tasks = [(index, task, job.starts[n] if n < len(job.starts) else None)
+             for index, (_, job, _) in enumerate(pending) for n, task in enumerate(job.tasks)]
     results: dict[int, list[Any]] = {index: [] for index in range(len(pending))}
     seconds: dict[int, float] = {index: 0.0 for index in range(len(pending))}
     if not tasks:
         return results, seconds
     workers = max(1, min(options.jobs or os.cpu_count() or 1, len(tasks)))
+    ahead = ctx if ctx is not None and _starts_ahead(ctx, workers) else None
     stop = threading.Event()
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="toolcatalog")
     try:
         with ended_by_signals():  # SIGTERM and SIGHUP end the build the way Ctrl-C does
-            futures = [(index, pool.submit(_guarded, task, stop)) for index, task in tasks]
+            futures = [(index, pool.submit(_guarded, task, stop, _ahead_of(ahead, tasks, n + workers)))
+                       for n, (index, task, _) in enumerate(tasks)]
             for done, (index, future) in enumerate(futures):
                 _tell(progress, done, len(futures), pending[index][0])
                 value, took = future.result()
@@ -237,8 +248,25 @@ def _run(pending: list[Planned], options: Options, progress: "Progress | None" =
         stop.set()
         pool.shutdown(wait=False, cancel_futures=True)
         raise
+    finally:
+        if ahead is not None:
+            ahead.drop_ahead()  # a run started ahead that no task took is ended (it never started its tool)
     pool.shutdown(wait=True)
     return results, seconds
+
+
+def _starts_ahead(ctx: Context, workers: int) -> bool:
+    """Whether tasks start later tasks' sandboxes ahead: only with a core to spare for it, and a
+    sandbox that can wait behind a gate (bubblewrap)."""
+    return workers < (os.cpu_count() or 1) and ctx.sandbox.mechanism == "bwrap" and not ctx.sandbox.withheld
+
+
+def _ahead_of(ctx: Context | None, tasks: list[tuple[int, Task, Start | None]], n: int) -> Callable[[], None] | None:
+    """What a task does before it runs: start task `n`'s sandbox ahead (None: nothing)."""
+    start = tasks[n][2] if ctx is not None and n < len(tasks) else None
+    if ctx is None or start is None:
+        return None
+    return functools.partial(ctx.start_ahead, start)
 
 
 def _settle(build: _Build, tool: Tool, job: Job, cache_key: str, results: list[Any], seconds: float) -> None:
@@ -352,15 +380,19 @@ class _Crash:
         self.exc = exc
 
 
-def _guarded(task: Task, stop: threading.Event) -> tuple[Any, float]:
-    """The task's result (or the exception it raised) and the seconds it took."""
-    started = time.monotonic()
+def _guarded(task: Task, stop: threading.Event, before: Callable[[], None] | None = None) -> tuple[Any, float]:
+    """The task's result (or the exception it raised) and the seconds it took. `before`: a later
+    task's start ahead (`_ahead_of`), done while this task's first process runs (its tool on its
+    way, its output waiting in the pipes); when it fails, that task simply starts in its turn."""
     with cancel_on(stop):
-        try:
-            value = task()
-        except Exception as exc:
-            value = _Crash(exc)
-    return value, time.monotonic() - started
+        started = time.monotonic()
+        with job_mod.meanwhile(before):  # done while the task's first process runs (job.meanwhile)
+            try:
+                value = task()
+            except Exception as exc:
+                value = _Crash(exc)
+            took = time.monotonic() - started
+    return value, took
 
 
 def _shard(planned: list[Planned], given: ResultSet, shard: tuple[int, int]) -> list[Planned]:

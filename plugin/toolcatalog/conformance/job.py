@@ -11,8 +11,10 @@ examples, ...: `verdict.Blocked`).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -23,11 +25,57 @@ from ..sandbox import limits as sandbox_limits
 from ..model import Tool
 from ..observed import Observed
 from ..options import Options
-from ..process import ProcessResult, run_process, scrubbed_env
+from ..process import ProcessResult, Started, run_process, scrubbed_env, start_process
 from ..scrub import Scrub, scrubber
 from .outcome import Outcome
 
 Task = Callable[[], Any]
+# What the engine wants done while this thread's task runs its first process (`meanwhile`).
+_MEANWHILE: contextvars.ContextVar[list[Callable[[], None]] | None] = contextvars.ContextVar("toolcatalog_meanwhile", default=None)
+
+
+@contextlib.contextmanager
+def meanwhile(work: Callable[[], None] | None) -> Iterator[None]:
+    """Inside: the first process a task starts through `Context.run` calls `work` once that
+    process is on its way (started ahead: its gate open), so `work` overlaps the run; when no such
+    process starts, `work` is done on leaving. Exceptions of `work` are not the task's: ignored."""
+    pending = [work] if work is not None else []
+    token = _MEANWHILE.set(pending)
+    try:
+        yield
+    finally:
+        _MEANWHILE.reset(token)
+        _do(pending)
+
+
+def _do(pending: list[Callable[[], None]] | None) -> None:
+    while pending:
+        work = pending.pop()
+        try:
+            work()
+        except Exception:  # noqa: BLE001 - the work is an optimisation (starting a later run ahead), never a failure
+            pass
+
+
+def _meanwhile_now() -> Callable[[], None] | None:
+    """The pending `meanwhile` work, to be done by the caller (taken: done once)."""
+    pending = _MEANWHILE.get()
+    return (lambda: _do(pending)) if pending else None
+
+
+@dataclass(frozen=True)
+class Start:
+    """The process a task starts first, when it is known before the task runs: its sandbox may then
+    be set up ahead of the task's turn (`Context.start_ahead`), while another run goes on."""
+
+    argv: tuple[str, ...]
+    cwd: str
+    env: tuple[tuple[str, str], ...]
+    network: bool
+
+    @staticmethod
+    def of(argv: list[str], cwd: Path, env: dict[str, str], network: bool) -> "Start":
+        return Start(tuple(argv), str(cwd), tuple(sorted(env.items())), network)
 
 
 @dataclass
@@ -36,6 +84,7 @@ class Job:
     tasks: list[Task] = field(default_factory=list)
     finish: Callable[[list[Any]], Outcome] | None = None
     outcome: Outcome | None = None  # decided without running anything
+    starts: list[Start | None] = field(default_factory=list)  # per task, what it starts first, when known (else None or no entry)
 
 
 @dataclass
@@ -51,6 +100,47 @@ class Context:
     sandbox: sandbox_mod.Facts  # probed once per build
     roots: list[Path] = field(default_factory=list)  # folders searched outside the workspace (`paths: [../x]`)
     unseen: list[str] = field(default_factory=list)  # the build's own folders in the workspace: hidden from every run
+    _ahead: dict[Start, list[tuple[sandbox_mod.Launch, Started]]] = field(default_factory=dict, repr=False)  # oldest first
+    _ahead_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def start_ahead(self, start: Start) -> None:
+        """Start `start`'s sandbox now, gated: set up while other runs go on, its tool started only
+        when a task runs that very process (`run`). Nothing where it cannot wait behind a gate."""
+        facts = self.sandbox
+        if facts.mechanism is None or facts.withheld:
+            return
+        launch = sandbox_mod.prepare(facts, list(start.argv), cwd=Path(start.cwd), env=dict(start.env), workspace=self.workspace,
+                                     network=start.network, hidden=list(self.unseen), roots=self.roots, gated=True)
+        if launch.refusal or not launch.gate:
+            launch.close()
+            return
+        begun = start_process(launch.argv, cwd=launch.cwd, env=launch.env, piped=True)
+        if not isinstance(begun, Started):
+            launch.close()
+            return
+        with self._ahead_lock:
+            self._ahead.setdefault(start, []).append((launch, begun))
+
+    def drop_ahead(self) -> None:
+        """End every run started ahead that no task took (the check is over, or was interrupted)."""
+        with self._ahead_lock:
+            left, self._ahead = [item for items in self._ahead.values() for item in items], {}
+        for item in left:
+            _drop(item)
+
+    def _take_ahead(self, argv: list[str], cwd: Path, env: dict[str, str], network: bool,
+                    plain: bool) -> tuple[sandbox_mod.Launch, Started] | None:
+        if not plain or not self._ahead:
+            return None
+        key = Start.of(argv, cwd, env, network)
+        with self._ahead_lock:
+            waiting = self._ahead.get(key)
+            if not waiting:
+                return None
+            item = waiting.pop(0)
+            if not waiting:
+                del self._ahead[key]
+            return item
 
     def run(self, argv: list[str], *, cwd: Path, stdin: bytes | None, timeout_s: float, env: dict[str, str],
             network: bool = False, hidden: list[str] | None = None, reads: list[Path] | None = None,
@@ -62,6 +152,17 @@ class Context:
             return Spawned(ProcessResult(argv, None, b"", b"", False, False, False, 0.0, error=f"not run: {facts.reason}"), None, None)
         if facts.mechanism is None:
             return Spawned(run_process(argv, cwd=cwd, stdin=stdin, timeout_s=timeout_s, env=env, max_stdout=cap), None, None)
+        ahead = self._take_ahead(argv, cwd, env, network, stdin is not None and not hidden and reads is None and programs is None)
+        if ahead is not None:  # started ahead, waiting behind its gate: let it go
+            launch, begun = ahead
+            with launch:
+                result = begun.finish(launch.gate + (stdin or b""), timeout_s=timeout_s, max_stdout=cap, meanwhile=_meanwhile_now())
+                observed = launch.observe() if result.error is None else None
+                hit = launch.caps_hit()
+            result.argv = list(argv)
+            _say_limit(result, facts, hit)
+            return Spawned(result, launch.mechanism if result.error is None else None, observed)
+        _do(_MEANWHILE.get())  # not started ahead: the work waits no longer (it is this run's neighbour's)
         with sandbox_mod.prepare(facts, argv, cwd=cwd, env=env, workspace=self.workspace, network=network, hidden=[*(hidden or []), *self.unseen],
                                  roots=self.roots, reads=reads, programs=programs) as launch:
             if launch.refusal:  # its program or folder lies outside what the sandbox shows
@@ -90,6 +191,12 @@ class Context:
         if tool_timeout_ms:
             timeout = min(timeout, tool_timeout_ms / 1000.0)
         return max(timeout, 0.05)
+
+
+def _drop(item: tuple[sandbox_mod.Launch, Started]) -> None:
+    launch, begun = item
+    begun.discard()
+    launch.close()
 
 
 def _say_limit(result: ProcessResult, facts: sandbox_mod.Facts, hit: list[str]) -> None:

@@ -24,7 +24,7 @@ from ..observed import SandboxReport
 from ..statuses import ExampleStatus, RunStatus, Status
 from ..process import ProcessResult, interpreter_for
 from . import effects
-from .job import Context, Job
+from .job import Context, Job, Start
 from .judge import compare, excerpt, last_line, unfinished
 from .outcome import Outcome, decided, skipped_outcome
 from .verdict import ExampleResult, Facts, example_result
@@ -73,7 +73,8 @@ def plan(tool: Tool, ctx: Context) -> Job:
     def finish(results: list[Run]) -> Outcome:
         return _finish(tool, indexes, results, impl.name, effects.report(tool, results, ctx, rules.network))
 
-    return Job(parts, tasks=[task_for(tool.examples[i]) for i in indexes], finish=finish)
+    start = Start.of(launcher, tool.dir, ctx.env, rules.network)  # what each case starts (run_case)
+    return Job(parts, tasks=[task_for(tool.examples[i]) for i in indexes], finish=finish, starts=[start for _ in indexes])
 
 
 INCOMPLETE = "incomplete example: it needs an `input:` and an `output:` line"

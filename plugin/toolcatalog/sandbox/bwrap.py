@@ -88,7 +88,8 @@ def argv(
     for base in masked or []:
         out += ["--tmpfs", base]
     for folder in sorted(visible, key=len):
-        out += ["--ro-bind", folder, folder]
+        if not (copied and folder == cwd):  # the copy is bound there next: one mount, not two
+            out += ["--ro-bind", folder, folder]
     if copied:
         out += ["--bind", str(host / "work"), cwd]
     for path in [os.path.join(workspace, ".git"), *hidden]:

@@ -20,7 +20,11 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import sys
 import time
+from typing import Mapping
+
+from .. import shellenv
 
 PREFIX = "toolcatalog-"
 OVERHEAD = 4  # processes: strace, bubblewrap's two processes (or the Landlock launcher's), the entering sh
@@ -29,6 +33,19 @@ PIDS, MEMORY = "pids", "memory"
 # controller -> (v1 limit file, v2 limit file)
 _LIMIT = {PIDS: ("pids.max", "pids.max"), MEMORY: ("memory.limit_in_bytes", "memory.max")}
 _counter = itertools.count()
+# The shell's loop in Python, for environments the shell would change: the same groups, message and exit code.
+_ENTER_PY = (
+    "import os, sys\n"
+    "n = int(sys.argv[1])\n"
+    "for folder in sys.argv[2:2 + n]:\n"
+    "    try:\n"
+    "        with open(os.path.join(folder, 'cgroup.procs'), 'w') as stream:\n"
+    "            stream.write(str(os.getpid()))\n"
+    "    except OSError:\n"
+    "        sys.stderr.write('toolcatalog: cannot enter the control group of the run\\n')\n"
+    "        sys.exit(125)\n"
+    "os.execvp(sys.argv[2 + n], sys.argv[2 + n:])\n"
+)
 
 
 def _own(controller: str) -> tuple[str, str] | None:
@@ -134,11 +151,14 @@ class Group:
     def __init__(self, folders: dict[str, str]) -> None:
         self.folders = folders
 
-    def argv(self, command: list[str]) -> list[str]:
-        """`command`, started from inside the groups."""
+    def argv(self, command: list[str], env: Mapping[str, str] | None = None) -> list[str]:
+        """`command`, started from inside the groups: by /bin/sh, or by the build's Python where
+        the shell would change `env` (`shellenv.kept`: the tool must get exactly its variables)."""
+        if env is not None and not shellenv.kept(env):
+            return [sys.executable, "-I", "-S", "-c", _ENTER_PY, str(len(self.folders)), *self.folders.values(), *command]
         enter = ('n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || '
                  '{ echo "toolcatalog: cannot enter the control group of the run" >&2; exit 125; }; shift; n=$((n-1)); done; '
-                 'exec "$@"')
+                 'unset PWD; exec "$@"')  # the shell's own PWD is not the tool's
         return ["/bin/sh", "-c", enter, "sh", str(len(self.folders)), *self.folders.values(), *command]
 
     def hit(self) -> list[str]:

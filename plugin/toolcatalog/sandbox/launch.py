@@ -58,6 +58,7 @@ class Launch:
     command: list[str] = field(default_factory=list)  # the tool's own command, as given
     own: list[str] | None = None  # the files an execve of its own start names (None: not known, see execs.own_start)
     exec_limit: str = ""  # "enforced" when only the allowed programs can be executed, else why not ("": no limit)
+    gate: bytes = b""  # started ahead of its turn (`prepare(gated=True)`): the tool starts once this is written to its stdin
 
     def __enter__(self) -> "Launch":
         return self
@@ -234,11 +235,15 @@ def prepare(
     roots: list[Path] | None = None,
     reads: list[Path] | None = None,
     programs: list[str] | None = None,
+    gated: bool = False,
 ) -> Launch:
     """Get one run ready. `facts.mechanism` must not be None. `roots`: folders searched for
     manifests besides the workspace (the run may lie in one); `reads`: folders of the workspace the
     run sees besides its working folder (see view.py); `programs`: the only programs it may start
-    besides its own command (`exec.allow`; None: any). When `Launch.refusal` is set, do not start it."""
+    besides its own command (`exec.allow`; None: any). When `Launch.refusal` is set, do not start it.
+    `gated`: the run may be started ahead of its turn, its sandbox set up while another run goes on;
+    where that can be done (bubblewrap, and a shell that keeps the environment) `Launch.gate` is the
+    line to write to its stdin before its input, and the tool itself starts only once it is read."""
     assert facts.mechanism is not None
     ws = os.path.realpath(workspace)
     here = os.path.realpath(cwd)
@@ -247,7 +252,8 @@ def prepare(
     hidden += [os.path.join(r, ".git") for r in outside if os.path.lexists(os.path.join(r, ".git"))]
     root = Path(tempfile.mkdtemp(prefix="run-", dir=runfolders.folder()))
     try:
-        return _prepare(facts, command, root, here, env, ws, network, hidden, outside, [str(r) for r in reads or []], programs)
+        return _prepare(facts, command, root, here, env, ws, network, hidden, outside, [str(r) for r in reads or []], programs,
+                        gated)
     except BaseException:
         nofollow.remove(str(root))  # nothing half-made is left behind
         raise
@@ -265,7 +271,8 @@ def _visible(facts: Facts, command: list[str], env: dict[str, str], here: str, w
 
 
 def _prepare(facts: Facts, command: list[str], root: Path, here: str, env: dict[str, str], ws: str, network: bool,
-             hidden: list[str], outside: list[str], reads: list[str], programs: list[str] | None = None) -> Launch:
+             hidden: list[str], outside: list[str], reads: list[str], programs: list[str] | None = None,
+             gated: bool = False) -> Launch:
     for name in ("tmp", "scratch", "scratch/tmp", "scratch/home", "work", "empty"):
         (root / name).mkdir(mode=0o700, exist_ok=True)
     visible, refusal = _visible(facts, command, env, here, ws, outside, reads)
@@ -277,7 +284,7 @@ def _prepare(facts: Facts, command: list[str], root: Path, here: str, env: dict[
     own = execs.own_start(command, env.get("PATH", ""))
     limit, allowed = execs.limit(facts, command, env.get("PATH", ""), own, programs)
     start = backends.resolve(backends.get(facts.mechanism).prepare)  # the backend's own part (backends.py)
-    launch: Launch = start(facts, command, here, env, ws, root, visible, network, log, hidden, allowed)
+    launch: Launch = start(facts, command, here, env, ws, root, visible, network, log, hidden, allowed, gated=gated)
     launch.roots, launch.refusal = outside, refusal
     launch.command, launch.own, launch.exec_limit = list(command), own[1] if own else None, limit
     _enter_group(launch, facts)
@@ -287,8 +294,9 @@ def _prepare(facts: Facts, command: list[str], root: Path, here: str, env: dict[
 
 
 def start_landlock(facts: Facts, command: list[str], here: str, env: dict[str, str], ws: str, root: Path,
-                   visible: list[str], network: bool, log: Path | None, hidden: list[str], allowed: list[str] | None) -> Launch:
-    """The Landlock backend's part of `prepare`: prlimit inside the launcher."""
+                   visible: list[str], network: bool, log: Path | None, hidden: list[str], allowed: list[str] | None,
+                   gated: bool = False) -> Launch:
+    """The Landlock backend's part of `prepare`: prlimit inside the launcher (never gated: it starts in its turn)."""
     limited = limits.wrap(command, facts.caps, facts.limiter, facts.nproc)
     if allowed is not None and limited is not command:
         allowed = [*allowed, os.path.realpath(limited[0])]  # prlimit starts the tool inside the launcher
@@ -298,12 +306,17 @@ def start_landlock(facts: Facts, command: list[str], here: str, env: dict[str, s
 
 
 def start_bubblewrap(facts: Facts, command: list[str], here: str, env: dict[str, str], ws: str, root: Path,
-                     visible: list[str], network: bool, log: Path | None, hidden: list[str], allowed: list[str] | None) -> Launch:
-    """The bubblewrap backend's part of `prepare`: the exec limiter and prlimit inside bubblewrap."""
+                     visible: list[str], network: bool, log: Path | None, hidden: list[str], allowed: list[str] | None,
+                     gated: bool = False) -> Launch:
+    """The bubblewrap backend's part of `prepare`: the exec limiter and the caps (dash's `ulimit`,
+    else prlimit: `limits.shell_wrap`) inside bubblewrap."""
     inner = execs.limited(command, allowed) if allowed is not None else command
-    limited = limits.wrap(inner, facts.caps, facts.limiter, facts.nproc)
+    tool_env = layout.scratch_env(env)
+    gated = gated and limits.gate_possible(tool_env)
+    limited = limits.shell_wrap(inner, facts.caps, facts.limiter, facts.nproc, tool_env, limits.shell(), gated)
     launch = _bubblewrap(facts, limited, here, env, ws, root, visible, network, log, hidden)
-    launch.launcher_execs += (inner is not command) + (limited is not inner)  # the exec limiter's and prlimit's own starts
+    launch.gate = limits.GATE if gated else b""
+    launch.launcher_execs += (inner is not command) + (limited is not inner)  # the exec limiter's and the caps' (dash or prlimit) own starts
     return launch
 
 
@@ -340,7 +353,7 @@ def _enter_group(launch: Launch, facts: Facts) -> None:
     if processes or memory:
         launch.group = cgroup.create(processes, memory)
         if launch.group is not None:
-            launch.argv = launch.group.argv(launch.argv)
+            launch.argv = launch.group.argv(launch.argv, launch.env)
 
 
 def _masked(ws: str, visible: list[str]) -> list[str]:

@@ -1,8 +1,10 @@
 """Per-run resource caps: memory, processes, and the size of each file a run writes.
 
-They are set inside the sandbox, right before the tool starts, by util-linux `prlimit` (soft and
-hard limit alike: the tool has no capability to raise them again), and inherited by everything the
-tool starts:
+They are set inside the sandbox, right before the tool starts, by dash's `ulimit` inside
+bubblewrap (`shell_wrap`: two file opens where prlimit makes thirty, every one a stop under strace)
+or util-linux `prlimit` (under Landlock, where dash is missing, or where the tool's environment has
+a variable the shell would change), soft and hard limit alike (the tool has no capability to raise
+them again), and inherited by everything the tool starts:
 
 - memory: `RLIMIT_DATA`, the heap and private writable mappings of each process (not its reserved
   but unused address space, which runtimes such as V8 or Go reserve by the gigabyte); and, where a
@@ -22,10 +24,13 @@ adds it to the run's result (the last line of stderr, which failure details quot
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from dataclasses import dataclass
+from typing import Mapping
 
+from .. import shellenv
 from . import cgroup
 
 MIB = 1 << 20
@@ -69,6 +74,56 @@ def wrap(command: list[str], limits: Limits, program: str | None, nproc: str) ->
     if not options or program is None:
         return command
     return [program, *options, "--", *command]
+
+
+@functools.lru_cache(maxsize=1)
+def shell() -> str | None:
+    """dash in the system folders the sandbox shows: it starts in two file opens, where prlimit
+    loads its locale first (about thirty more, each a stop under strace). Not bash, which exports
+    SHLVL and `_` of its own."""
+    found = shutil.which("dash", path="/usr/bin:/bin")
+    return found if found and found.startswith(("/usr/", "/bin/")) else None
+
+
+# PWD stays: bubblewrap sets it to the working folder, and dash keeps (and exports) a PWD that names
+# its working folder, so the tool gets the variable it got from prlimit.
+_SCRIPT = 'ulimit {} && exec "$@"'
+GATE = b"\n"  # what a gated start waits for on its stdin (`shell_wrap(gated=True)`) before the tool starts
+
+
+def gate_possible(env: Mapping[str, str]) -> bool:
+    """Whether a start can wait behind a gate (`shell_wrap(gated=True)`): dash is there and keeps `env`."""
+    return shell() is not None and shellenv.kept(env)
+
+
+def shell_wrap(command: list[str], limits: Limits, program: str | None, nproc: str, env: Mapping[str, str],
+               sh: str | None, gated: bool = False) -> list[str]:
+    """`wrap`, with the caps set by `sh` (`shell()`) instead of prlimit where the shell hands the
+    tool its environment unchanged (`shellenv.kept`). The same limits, soft and hard alike (dash's
+    `ulimit` sets both without -S or -H), the same argv and descriptors, one exec as prlimit's; the
+    numbers are literal words of the script, so no variable (not even IFS) changes them, and a
+    `ulimit` that fails ends the chain before the tool starts. Without prlimit nothing is capped
+    either way (`describe` says so), so the shell is used only where prlimit would be."""
+    caps = []
+    if limits.memory_mb:
+        caps.append(f"-d {limits.memory_mb * 1024}")  # KiB
+    if limits.file_mb:
+        caps.append(f"-f {limits.file_mb * 2048}")  # 512-byte blocks
+    if limits.processes and nproc == RLIMIT:
+        caps.append(f"-p {limits.processes}")
+    if not caps or program is None:
+        caps = []
+    if gated:
+        # Started ahead of its turn: the shell reads one line of stdin (byte by byte, so nothing of
+        # the tool's own input) and starts the tool only then; at end of file (the build is gone)
+        # it exits without starting it. Only where the shell keeps `env` (`gate_possible`).
+        assert sh is not None and shellenv.kept(env), "gate_possible() first"
+        return [sh, "-c", "read -r _ && " + "".join(f"ulimit {c} && " for c in caps) + 'exec "$@"', "sh", *command]
+    if not caps:
+        return command
+    if sh is None or not shellenv.kept(env):
+        return wrap(command, limits, program, nproc)
+    return [sh, "-c", _SCRIPT.format(" && ulimit ".join(caps)), "sh", *command]
 
 
 def memory_group() -> bool:

@@ -1,0 +1,190 @@
+"""Runs started ahead of their turn (issue 21): with a core to spare, the engine sets up a later
+run's sandbox (strace, bubblewrap's namespaces and mounts) while the current run goes on. The tool
+itself waits behind a gate, a shell that reads one line of its stdin before it execs the tool:
+it starts only in its turn, gets exactly its input, and never starts when the build goes away.
+Real bubblewrap, strace and processes; nothing here measures time."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from manifests import PLATFORM, speccify_tool
+from procs import gone, no_leftovers, processes_under  # noqa: F401 (an autouse fixture)
+from sitebuild import run_check, tool_of
+from toolcatalog import sandbox
+from toolcatalog.conformance import engine, job
+from toolcatalog.harvest import harvest
+from toolcatalog.options import Options
+from toolcatalog.sandbox import limits
+
+FACTS = sandbox.probe("auto")
+needs_gate = pytest.mark.skipif(FACTS.mechanism != "bwrap" or limits.shell() is None,
+                                reason="needs bubblewrap with namespaces and dash")
+
+ECHO_PY = r"""
+import json, sys
+data = sys.stdin.buffer.read()
+print(json.dumps({"ok": True, "raw": data.decode("utf-8", "replace")}))
+"""
+
+
+def _context(ws: Path) -> job.Context:
+    return job.make_context(Options(cache=False, timeout=20.0), ws)
+
+
+def _tool(ws: Path) -> Path:
+    return speccify_tool(ws, "echo", [("echoes", {"x": 1}, {"ok": True})], files={f"{PLATFORM}.py": ECHO_PY})
+
+
+def _waiting_gates(ws: Path) -> list[tuple[int, str]]:
+    return [(pid, line) for pid, line in processes_under(ws) if "read -r _" in line]
+
+
+def _until_gate(ws: Path) -> list[tuple[int, str]]:
+    """The gate shells waiting for `ws`'s runs, once the chain reached them (bounded: 20 s)."""
+    deadline = time.monotonic() + 20
+    while not _waiting_gates(ws) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return _waiting_gates(ws)
+
+
+@needs_gate
+def test_a_run_started_ahead_waits_behind_its_gate_and_gets_exactly_its_input(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    folder = _tool(ws)
+    ctx = _context(ws)
+    argv = [sys.executable, str(folder / f"{PLATFORM}.py")]
+    ctx.start_ahead(job.Start.of(argv, folder, ctx.env, False))
+    gates = _until_gate(ws)
+    assert gates, processes_under(ws)
+    # Set up and waiting: the tool's own program has not started (only the chain and the gate exist).
+    assert not [line for _, line in processes_under(ws) if line.startswith(sys.executable)], processes_under(ws)
+    given = b'{"x": 1}\nsecond line\n'
+    spawned = ctx.run(argv, cwd=folder, stdin=given, timeout_s=20, env=ctx.env)
+    assert spawned.mechanism == "bwrap" and spawned.result.exit_code == 0, spawned.result
+    assert json.loads(spawned.result.stdout)["raw"] == given.decode()  # the gate's line is not the tool's
+    assert spawned.observed is not None and spawned.observed.traced and not spawned.observed.incomplete, spawned.observed
+    assert gone(*(pid for pid, _ in gates))
+    assert not ctx._ahead  # taken
+
+
+@needs_gate
+def test_a_gate_that_is_never_opened_never_starts_the_tool(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    folder = _tool(ws)
+    ctx = _context(ws)
+    argv = [sys.executable, str(folder / f"{PLATFORM}.py")]
+    start = job.Start.of(argv, folder, ctx.env, False)
+    ctx.start_ahead(start)
+    assert _until_gate(ws)
+    launch, begun = ctx._ahead[start][0]
+    with launch:
+        # What the chain sees when the build is gone: its stdin at end of file, no gate line.
+        result = begun.finish(b"", timeout_s=20)
+        seen = launch.observe()
+    assert result.exit_code not in (0, None) and result.stdout == b"", result
+    assert sys.executable not in seen.programs and not seen.programs, seen  # the tool was never executed
+    ctx._ahead.clear()
+
+
+@needs_gate
+def test_runs_started_ahead_and_never_taken_are_ended_with_their_folders(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    folder = _tool(ws)
+    ctx = _context(ws)
+    argv = [sys.executable, str(folder / f"{PLATFORM}.py")]
+    for _ in range(2):
+        ctx.start_ahead(job.Start.of(argv, folder, ctx.env, False))
+    assert len(_until_gate(ws)) >= 1
+    roots = [launch.root for items in ctx._ahead.values() for launch, _ in items]
+    assert len(roots) == 2 and all(r.is_dir() for r in roots)
+    ctx.drop_ahead()
+    sandbox.flush()
+    assert not processes_under(ws) or gone(*(pid for pid, _ in processes_under(ws)))
+    assert not any(r.exists() for r in roots)
+
+
+@needs_gate
+def test_a_check_with_a_core_to_spare_starts_runs_ahead_and_they_give_the_same_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = tmp_path / "ws"
+    for name in ("one", "two"):
+        speccify_tool(ws, name, [("a", {"x": 1}, {"ok": True}), ("b", {"x": 2}, {"ok": True})], files={f"{PLATFORM}.py": ECHO_PY})
+    taken = []
+    original = job.Context._take_ahead
+
+    def counting(self: job.Context, *args: object) -> object:
+        found = original(self, *args)  # type: ignore[arg-type]
+        taken.append(found is not None)
+        return found
+
+    monkeypatch.setattr(job.Context, "_take_ahead", counting)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    found, stats = run_check(ws, jobs=1)
+    assert stats.processes == 4 and taken.count(True) == 3, taken  # every run but the first was started ahead
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)  # no core to spare: nothing is started ahead
+    taken.clear()
+    plain, _ = run_check(ws, jobs=1)
+    assert taken.count(True) == 0
+    for name in ("one", "two"):
+        ahead, inline = tool_of(found, name), tool_of(plain, name)
+        assert ahead.status == inline.status == ahead.status.PASSED
+        for left, right in zip(ahead.examples, inline.examples):
+            assert [r.actual for r in left.runs] == [r.actual for r in right.runs]
+            assert [r.observed for r in left.runs] == [r.observed for r in right.runs]
+
+
+def test_starting_ahead_needs_a_spare_core_and_bubblewrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = job.make_context(Options(cache=False), tmp_path, sandbox=sandbox.Facts("off", reason="off"))
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    assert not engine._starts_ahead(ctx, 1)
+    if FACTS.mechanism == "bwrap":
+        ctx = _context(tmp_path)
+        assert engine._starts_ahead(ctx, 3) and not engine._starts_ahead(ctx, 4)
+
+
+LOUD_PY = r"""
+import json, sys
+sys.stdin.read()
+sys.stdout.write(json.dumps({"ok": True, "pad": "x" * 300000}))
+"""
+
+
+@needs_gate
+def test_the_next_start_ahead_overlaps_the_run_that_was_started_ahead(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    folder = speccify_tool(ws, "loud", [("a", {"x": 1}, {"ok": True})], files={f"{PLATFORM}.py": LOUD_PY})
+    ctx = _context(ws)
+    argv = [sys.executable, str(folder / f"{PLATFORM}.py")]
+    ctx.start_ahead(job.Start.of(argv, folder, ctx.env, False))
+    assert _until_gate(ws)
+    seen: list[list[str]] = []
+
+    def work() -> None:
+        # The gate is open: the tool starts, writes more than a pipe holds and, as nobody reads
+        # yet, stays blocked on its output while this runs (bounded: 20 s).
+        deadline = time.monotonic() + 20
+        tool: list[str] = []
+        while not tool and time.monotonic() < deadline:
+            tool = [line for _, line in processes_under(ws) if line.startswith(sys.executable)]
+            time.sleep(0.01)
+        seen.append(tool)
+
+    with job.meanwhile(work):
+        spawned = ctx.run(argv, cwd=folder, stdin=b"{}", timeout_s=20, env=ctx.env)
+    assert spawned.result.exit_code == 0 and len(spawned.result.stdout) > 300000, spawned.result.stderr
+    assert len(seen) == 1 and seen[0], seen  # done once, while the tool ran
+
+
+def test_meanwhile_work_is_done_once_even_when_the_task_starts_nothing() -> None:
+    done: list[int] = []
+    with job.meanwhile(lambda: done.append(1)):
+        pass
+    with job.meanwhile(lambda: 1 / 0):  # a failure of the work is not the task's
+        pass
+    assert done == [1]
