@@ -28,7 +28,7 @@ import nh3
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
-from . import accessview, anchors, coverage, inline, pageview, repro, schemaview
+from . import accessview, anchors, claims, coverage, inline, pageview, repro, schemaview
 from .model import FORMAT_TITLES, Catalog, Check, Example, Run, Tool
 from .report import reason as reason_text
 from .statuses import Status, tally
@@ -162,16 +162,8 @@ class Renderer:
     ) -> str:
         token = _page_budget.set([PAGE_MARKDOWN_CHARS])
         try:
-            body = tool.shown_body
-            return self.env.get_template(TOOL_TEMPLATE).render(
-                tool=tool,
-                body=body,
-                inputs=schemaview.build(tool.inputs, "tc-in") if tool.inputs is not None else None,
-                outputs=schemaview.build(tool.outputs, "tc-out") if tool.outputs is not None else None,
-                catalog=catalog,
-                url_for=url_for,
-                source_url=source_url or _no_link,
-            )
+            with claims.once():  # the badges, the contract and the capabilities read one record
+                return self._tool_page(tool, catalog, url_for, source_url)
         except jinja2.TemplateError:
             raise  # a template (perhaps the site's own override) is broken: say so, loudly
         except Exception as exc:  # a bug this manifest triggers: this page says so, the build goes on
@@ -179,7 +171,29 @@ class Renderer:
         finally:
             _page_budget.reset(token)
 
+    def _tool_page(
+        self,
+        tool: Tool,
+        catalog: Catalog,
+        url_for: Callable[[str], str],
+        source_url: Callable[[str, int | None], str | None] | None,
+    ) -> str:
+        body = tool.shown_body
+        return self.env.get_template(TOOL_TEMPLATE).render(
+            tool=tool,
+            body=body,
+            inputs=schemaview.build(tool.inputs, "tc-in") if tool.inputs is not None else None,
+            outputs=schemaview.build(tool.outputs, "tc-out") if tool.outputs is not None else None,
+            catalog=catalog,
+            url_for=url_for,
+            source_url=source_url or _no_link,
+        )
+
     def index_page(self, catalog: Catalog, url_for: Callable[[str], str]) -> str:
+        with claims.once():  # the facets and every row read each tool's record
+            return self._index_page(catalog, url_for)
+
+    def _index_page(self, catalog: Catalog, url_for: Callable[[str], str]) -> str:
         counts: dict[str, int] = {}
         for tool in catalog.tools:
             counts[tool.status.value] = counts.get(tool.status.value, 0) + 1
