@@ -29,6 +29,7 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
 from . import accessview, anchors, claims, coverage, inline, pageview, repro, schemaview
+from .jsonvalues import indented
 from .model import FORMAT_TITLES, Catalog, Check, Example, Run, Tool
 from .report import reason as reason_text
 from .statuses import Status, tally
@@ -103,7 +104,7 @@ def _plain(text: str, why: str) -> Markup:
 
 
 def pretty_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False)
+    return indented(value, sort_keys=False, allow_nan=True)  # json.dumps(value, ensure_ascii=False, indent=2), faster
 
 
 def compact_json(value: Any) -> str:
