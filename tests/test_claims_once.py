@@ -91,3 +91,21 @@ def test_a_memo_keeps_one_record_per_tool_object(tmp_path: Path) -> None:
     assert memo.derived == len(TOOLS)
     assert claims.of(built.catalog.tools[0]) is not first[0]  # outside: derived afresh
     assert claims.of(built.catalog.tools[0]) == first[0]  # and the same record
+
+
+def test_a_site_build_derives_each_tools_coverage_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tool page, the index and the catalog entry read one coverage record per tool."""
+    from toolcatalog import coverage
+
+    counts: Counter[str] = Counter()
+    real = coverage._failure
+
+    def counted(tool: Tool, dim: Any) -> Any:
+        counts[tool.id] += 1
+        return real(tool, dim)
+
+    monkeypatch.setattr(coverage, "_failure", counted)
+    root = mkdocs_project(_workspace(tmp_path), {"run_examples": False})
+    build(root, "-q")
+    assert all("coverage" in t for t in catalog(root)["tools"])
+    assert dict(counts) == {name: 1 for name in TOOLS}

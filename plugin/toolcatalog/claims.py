@@ -37,7 +37,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from . import safety
 from .model import DETERMINISTIC, MODEL_BACKED, Capability, Tool
@@ -374,15 +374,22 @@ class Memo:
     id); outside an active memo `of` derives the record afresh every time."""
 
     def __init__(self) -> None:
-        self._records: dict[int, tuple[Tool, Claims]] = {}
+        self._records: dict[tuple[Callable[[Tool], Any], int], tuple[Tool, Any]] = {}
         self.derived = 0  # how many records were derived (tests count them)
 
     def of(self, tool: Tool) -> Claims:
-        found = self._records.get(id(tool))
+        return self.remembered(derive, tool)
+
+    def remembered(self, how: Callable[[Tool], _Record], tool: Tool) -> _Record:
+        """`how(tool)`, derived once per tool in this memo (another record of a tool that no
+        longer changes, like its coverage, is remembered the same way)."""
+        key = (how, id(tool))
+        found = self._records.get(key)
         if found is not None and found[0] is tool:
-            return found[1]
-        record = derive(tool)
-        self._records[id(tool)] = (tool, record)
+            record: _Record = found[1]
+            return record
+        record = how(tool)
+        self._records[key] = (tool, record)
         self.derived += 1
         return record
 
@@ -396,7 +403,14 @@ class Memo:
             _active.reset(token)
 
 
+_Record = TypeVar("_Record")
 _active: ContextVar[Memo | None] = ContextVar("toolcatalog_claims_memo", default=None)
+
+
+def remembered(how: Callable[[Tool], _Record], tool: Tool) -> _Record:
+    """`how(tool)`: once per tool while a `Memo` is active, afresh otherwise."""
+    memo = _active.get()
+    return how(tool) if memo is None else memo.remembered(how, tool)
 
 
 @contextmanager
