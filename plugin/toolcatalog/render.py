@@ -124,6 +124,10 @@ class Renderer:
             trim_blocks=True,
             lstrip_blocks=True,
             keep_trailing_newline=True,
+            # One Renderer per build (the plugin makes a new one in every on_files, so `mkdocs serve`
+            # sees an edited template at the next build): no template file is checked again for
+            # changes at each page and each include.
+            auto_reload=False,
         )
         self.env.filters["markdown"] = markdown_html
         self.env.filters["pretty_json"] = pretty_json
