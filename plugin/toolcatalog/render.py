@@ -17,6 +17,7 @@ shown as plain text with a note saying why. Nothing is dropped.
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -80,6 +81,23 @@ def markdown_html(text: str, shift_headings: int = 1) -> Markup:
         budget[0] -= len(text)
         if budget[0] < 0:
             return _plain(text, f"this page's Markdown is longer than {PAGE_MARKDOWN_CHARS:,} characters in all")
+    if len(text) <= REMEMBERED_CHARS:
+        return _remembered(text, shift_headings)
+    return _rendered(text, shift_headings)
+
+
+REMEMBERED_CHARS = 1024  # texts this short (one-line descriptions) are rendered once per process
+
+
+@functools.lru_cache(maxsize=1024)
+def _remembered(text: str, shift_headings: int) -> Markup:
+    """`_rendered`, kept for the same text: a description many tools or schema properties share
+    is rendered once (at most about a megabyte of texts and their HTML are kept)."""
+    return _rendered(text, shift_headings)
+
+
+def _rendered(text: str, shift_headings: int) -> Markup:
+    """The sanitized HTML of `text` (its budget already counted)."""
     try:
         tokens = _MARKDOWN.parse(text)
         if any(token.level >= MAX_NESTING - 1 for token in tokens):
