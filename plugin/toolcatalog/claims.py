@@ -3,7 +3,9 @@
 The index (labels, filters), the tool page (badges, contract), catalog.json and the per-tool
 files (`kind`, `effects.read_only`, `annotations`, `claims`), mcp-tools.json (which tools are
 listed, their `annotations`) and llms.txt (its sections) all read `of(tool)`, so they cannot
-disagree, and no claim is stronger than its evidence:
+disagree, and no claim is stronger than its evidence. Within a build the record is derived once
+per tool (`Memo`: the plugin keeps one from the end of the checks to the end of its outputs,
+`pipeline.Build` and each page open one with `once()`):
 
 - `kind` (`KindClaim`): `deterministic` only with evidence: an AIP-14 contract that says so
   (`metadata.model_backed: false` or the `deterministic` tag), or a smart tool capability its
