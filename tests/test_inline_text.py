@@ -109,3 +109,17 @@ def test_diff_in_a_terminal_prints_text(catalogs: tuple[Path, Path]) -> None:
     assert shown.startswith("Tool catalog changes\n")
     assert "  breaking: inputs.n: minimum none → 1\n" in shown
     assert "`" not in shown and "\\" not in shown and "##" not in shown
+
+
+def test_text_without_backticks_is_one_escaped_piece() -> None:
+    """The shortcut for text with no code span gives what splitting it gives, escaped even when
+    the text arrives as Markup (its words are the manifest's, not ours)."""
+    from markupsafe import Markup
+
+    from toolcatalog import inline
+
+    for text in ["", "plain words", "<b>bold</b> & more", Markup("<i>x</i>"), 42, "line\nbreak"]:
+        pieces = list(inline.spans(str(text)))
+        assert inline.plain(text) == "".join(piece for _, piece in pieces)
+        assert inline.html(text) == Markup("").join(Markup.escape(piece) for _, piece in pieces)
+    assert str(inline.html(Markup("<i>x</i>"))) == "&lt;i&gt;x&lt;/i&gt;"

@@ -3,7 +3,9 @@
 The index (labels, filters), the tool page (badges, contract), catalog.json and the per-tool
 files (`kind`, `effects.read_only`, `annotations`, `claims`), mcp-tools.json (which tools are
 listed, their `annotations`) and llms.txt (its sections) all read `of(tool)`, so they cannot
-disagree, and no claim is stronger than its evidence:
+disagree, and no claim is stronger than its evidence. Within a build the record is derived once
+per tool (`Memo`: the plugin keeps one from the end of the checks to the end of its outputs,
+`pipeline.Build` and each page open one with `once()`):
 
 - `kind` (`KindClaim`): `deterministic` only with evidence: an AIP-14 contract that says so
   (`metadata.model_backed: false` or the `deterministic` tag), or a smart tool capability its
@@ -34,8 +36,10 @@ Why a format's effects are not declared is the format's own fact (`Tool.format_i
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterator, TypeVar
 
 from . import safety
 from .model import DETERMINISTIC, MODEL_BACKED, Capability, Tool
@@ -352,8 +356,78 @@ def _usable(tool: Tool, effects: EffectsClaim) -> tuple[bool, str]:
     return False, f"its status is {tool.status.value}"
 
 
-def of(tool: Tool) -> Claims:
-    """The one record every output reads. Cheap: computed on demand, never stored on the model."""
+def derive(tool: Tool) -> Claims:
+    """The record, computed from the tool as it is now (`of` remembers it within a `Memo`)."""
     effects = effects_of(tool)
     usable, why = _usable(tool, effects)
     return Claims(tool.status.value, usable, why, kind_of(tool), effects, hints_of(tool, effects))
+
+
+# -- once per tool per build -------------------------------------------------------------------
+
+
+class Memo:
+    """Each tool's record, derived once while this memo is active (`with memo.active():`), however
+    many outputs read it: the catalog entry, the MCP list, llms.txt, the tool page and the index.
+
+    A build's tools no longer change once their examples and checks ran, and that is when a host
+    opens one (the plugin: for its pages and outputs; `pipeline.Build`: for each of its outputs).
+    Keyed on the tool object itself (its identity, the object held so no other tool can take its
+    id); outside an active memo `of` derives the record afresh every time."""
+
+    def __init__(self) -> None:
+        self._records: dict[tuple[Callable[[Tool], Any], int], tuple[Tool, Any]] = {}
+        self.derived = 0  # how many records were derived (tests count them)
+
+    def of(self, tool: Tool) -> Claims:
+        return self.remembered(derive, tool)
+
+    def remembered(self, how: Callable[[Tool], _Record], tool: Tool) -> _Record:
+        """`how(tool)`, derived once per tool in this memo (another record of a tool that no
+        longer changes, like its coverage, is remembered the same way)."""
+        key = (how, id(tool))
+        found = self._records.get(key)
+        if found is not None and found[0] is tool:
+            record: _Record = found[1]
+            return record
+        record = how(tool)
+        self._records[key] = (tool, record)
+        self.derived += 1
+        return record
+
+    @contextmanager
+    def active(self) -> Iterator[Memo]:
+        """`of` reads and fills this memo inside the block."""
+        token = _active.set(self)
+        try:
+            yield self
+        finally:
+            _active.reset(token)
+
+
+_Record = TypeVar("_Record")
+_active: ContextVar[Memo | None] = ContextVar("toolcatalog_claims_memo", default=None)
+
+
+def remembered(how: Callable[[Tool], _Record], tool: Tool) -> _Record:
+    """`how(tool)`: once per tool while a `Memo` is active, afresh otherwise."""
+    memo = _active.get()
+    return how(tool) if memo is None else memo.remembered(how, tool)
+
+
+@contextmanager
+def once() -> Iterator[Memo]:
+    """Each tool's record derived at most once inside the block: the active memo, or a new one."""
+    current = _active.get()
+    if current is not None:
+        yield current
+        return
+    with Memo().active() as memo:
+        yield memo
+
+
+def of(tool: Tool) -> Claims:
+    """The one record every output reads: derived from the tool (`derive`), once per tool while a
+    `Memo` is active, never stored on the model."""
+    memo = _active.get()
+    return derive(tool) if memo is None else memo.of(tool)

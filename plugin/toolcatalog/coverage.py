@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from . import jsonschemas
+from . import claims, jsonschemas
 from .model import Example, Tool
 from .observed import ELSEWHERE, WORKSPACE
 from .statuses import COVERAGE_DIMENSIONS, CheckStatus, ExampleStatus
@@ -99,7 +99,13 @@ class Coverage:
 
 
 def of(tool: Tool) -> Coverage:
-    """The coverage of one tool's contract by its examples and checks as they stand now."""
+    """The coverage of one tool's contract by its examples and checks as they stand now: derived
+    once per tool while a `claims.Memo` is active (the tool page, the index and the catalog entry
+    read the same record; nothing changes a `Coverage` once made)."""
+    return claims.remembered(derive, tool)
+
+
+def derive(tool: Tool) -> Coverage:
     dims = {name: Dimension(name) for name in DIMENSIONS}
     ran = [e for e in tool.examples if e.status in _RAN]
     undeclared: list[str] = []

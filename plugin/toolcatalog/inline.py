@@ -59,8 +59,11 @@ def html(text: object) -> Markup:
     """Generated text as safe HTML: code spans as `<code>`, everything else escaped."""
     if text is None:
         return Markup("")
+    words = str(text)  # a plain str even when `text` is Markup: every piece is escaped
+    if "`" not in words:  # no code span: one piece
+        return escape(words)
     return Markup("").join(
-        Markup("<code>{}</code>").format(piece) if is_code else escape(piece) for is_code, piece in spans(str(text))
+        Markup("<code>{}</code>").format(piece) if is_code else escape(piece) for is_code, piece in spans(words)
     )
 
 
@@ -68,4 +71,7 @@ def plain(text: object) -> str:
     """Generated text for a terminal, a log or a search index: code spans without their backticks."""
     if text is None:
         return ""
-    return "".join(piece for _is_code, piece in spans(str(text)))
+    words = str(text)
+    if "`" not in words:
+        return words
+    return "".join(piece for _is_code, piece in spans(words))

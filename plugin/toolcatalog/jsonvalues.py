@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from json.encoder import encode_basestring
 from typing import Any, Iterable
 
 
@@ -87,3 +88,91 @@ def is_unicode(value: Any) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+# -- indented text, fast ---------------------------------------------------------------------------
+
+_INFINITY = float("inf")
+
+
+class _Unusual(Exception):
+    """A value `indented` leaves to `json.dumps` (a key that is no string, NaN, a type JSON has not)."""
+
+
+def indented(value: Any, sort_keys: bool = True, allow_nan: bool = False) -> str:
+    """`json.dumps(value, ensure_ascii=False, sort_keys=sort_keys, indent=2, allow_nan=allow_nan)`, the
+    same text, written without the standard library's generators (Python writes indented JSON with
+    its pure-Python encoder, one generator frame per nested value; strings here go through the
+    same compiled escaping). Whatever it does not write the usual way (a key that is not a string,
+    NaN or an infinity, a value of another type) is left to `json.dumps`, errors included."""
+    out: list[str] = []
+    try:
+        _indented(value, out, "\n", sort_keys)
+    except _Unusual:
+        return json.dumps(value, ensure_ascii=False, sort_keys=sort_keys, indent=2, allow_nan=allow_nan)
+    return "".join(out)
+
+
+def _indented(value: Any, out: list[str], newline: str, sort_keys: bool) -> None:
+    """Append `value`'s text to `out`; `newline` is a line break and the indent of its level.
+    The order of the tests is `json.encoder`'s, so subclasses are written as it writes them."""
+    if isinstance(value, str):
+        out.append(_string(value))
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int):
+        out.append(int.__repr__(value))
+    elif isinstance(value, float):
+        if value != value or value in (_INFINITY, -_INFINITY):
+            raise _Unusual
+        out.append(float.__repr__(value))
+    elif isinstance(value, (list, tuple)):
+        _indented_list(value, out, newline, sort_keys)
+    elif isinstance(value, dict):
+        _indented_dict(value, out, newline, sort_keys)
+    else:
+        raise _Unusual
+
+
+def _indented_list(value: list[Any] | tuple[Any, ...], out: list[str], newline: str, sort_keys: bool) -> None:
+    if not value:
+        out.append("[]")
+        return
+    inner = newline + "  "
+    between = "," + inner
+    out.append("[" + inner)
+    for index, item in enumerate(value):
+        if index:
+            out.append(between)
+        if type(item) is str:  # most values: written here, without a call
+            out.append(_string(item))
+        else:
+            _indented(item, out, inner, sort_keys)
+    out.append(newline + "]")
+
+
+def _indented_dict(value: dict[Any, Any], out: list[str], newline: str, sort_keys: bool) -> None:
+    if not value:
+        out.append("{}")
+        return
+    for key in value:
+        if not isinstance(key, str):
+            raise _Unusual
+    inner = newline + "  "
+    between = "," + inner
+    out.append("{" + inner)
+    for index, key in enumerate(sorted(value) if sort_keys else value):
+        item = value[key]
+        if type(item) is str:  # most values: written here, without a call
+            out.append(f"{between if index else ''}{_string(key)}: {_string(item)}")
+        else:
+            out.append(f"{between if index else ''}{_string(key)}: ")
+            _indented(item, out, inner, sort_keys)
+    out.append(newline + "}")
+
+
+_string = encode_basestring  # the compiled escaping `json.dumps(ensure_ascii=False)` uses

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Collection, Iterable, Mapping
 
-from . import coverage, markdown_pages, outputs, quality, sealing
+from . import claims, coverage, markdown_pages, outputs, quality, sealing
 from .conformance import engine, resultsfile
 from .discover import MAX_DEPTH
 from .harvest import harvest
@@ -71,7 +71,8 @@ class Build:
         """Every output for agents as `{site path: text}`. `others`: the site's own files, which the
         digest manifest lists too; `overridden`: outputs the site's own files replace (see
         `outputs.render`). Raises outputs.ExportError."""
-        return outputs.render(self.catalog, self.options, self.site, others, overridden)
+        with claims.once():  # the catalog, the per-tool files, the MCP list and llms.txt read one record per tool
+            return outputs.render(self.catalog, self.options, self.site, others, overridden)
 
     def markdown_pages(
         self, template_dirs: Iterable[Path] = (), source_link: SourceLink | None = None,
@@ -82,10 +83,11 @@ class Build:
         `template_dirs` override our templates; `source_link` links manifest lines to the repository;
         `generator` ("mkdocs", "zensical", "mkdocs2") whose link rules the pages follow; `extra_assets`
         the paths the config's `extra_css`/`extra_javascript` load on every page."""
-        return markdown_pages.render(
-            self.catalog, self.placement, directory_urls=self.directory_urls, template_dirs=template_dirs,
-            source_link=source_link, user_pages=self.user_pages, generator=generator, extra_assets=extra_assets,
-        )
+        with claims.once():
+            return markdown_pages.render(
+                self.catalog, self.placement, directory_urls=self.directory_urls, template_dirs=template_dirs,
+                source_link=source_link, user_pages=self.user_pages, generator=generator, extra_assets=extra_assets,
+            )
 
 
 def prepare(

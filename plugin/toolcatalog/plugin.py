@@ -33,7 +33,7 @@ from mkdocs.structure.toc import get_toc
 from mkdocs.utils import get_relative_url
 
 from . import nav as catalog_nav
-from . import outputs, pipeline, report, sitefiles
+from . import claims, outputs, pipeline, report, sitefiles
 from .config import ToolCatalogConfig, to_options
 from .discover import DiscoveryError
 from .links import SourceLink, source_links
@@ -63,6 +63,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         self.shared_ids: set[str] = set()  # ids more than one manifest uses: their titles name the folder
         self.deferred: set[str] = set()  # tool pages whose HTML is made when MkDocs builds them
         self.defer: bool | None = None  # whether it is (`_defer`), decided once per build
+        self.claims = claims.Memo()  # each tool's claims, derived once per build for its pages and outputs
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         if not self.config.enabled:
@@ -103,6 +104,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         if not build.catalog.tools:
             log.warning(report.nothing_found(build.catalog))
         _check(build, self.options.run_examples)
+        self.claims = claims.Memo()  # the tools are final now: from here every page and output reads one record each
         try:
             pipeline.enforce_fail_on(build)
         except pipeline.FailOnError as exc:
@@ -186,9 +188,10 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         def url_for(target: str) -> str:
             return get_relative_url(target, page.url) if target else "."
 
-        if tool is None:
-            return self.renderer.index_page(self.build.catalog, url_for)
-        return self.renderer.tool_page(tool, self.build.catalog, url_for, self.source_link)
+        with self.claims.active():
+            if tool is None:
+                return self.renderer.index_page(self.build.catalog, url_for)
+            return self.renderer.tool_page(tool, self.build.catalog, url_for, self.source_link)
 
     def _defer(self, config: MkDocsConfig) -> bool:
         """Whether tool pages are made when built (see above): no other plugin's `on_page_content`
@@ -204,10 +207,13 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         if not self.config.enabled or self.build is None:
             return
         try:  # last of every plugin's post_build (priority -100): the digest manifest lists what they wrote
-            published = sitefiles.outputs_for_site(self.build.outputs, Path(config.site_dir), Path(config.docs_dir),
-                                                   self.options.catalog_file if self.options else None)
+            with self.claims.active():
+                published = sitefiles.outputs_for_site(self.build.outputs, Path(config.site_dir), Path(config.docs_dir),
+                                                       self.options.catalog_file if self.options else None)
         except outputs.ExportError as exc:
             raise PluginError(report.plain(f"toolcatalog: {exc}")) from None
+        finally:
+            self.claims = claims.Memo()  # let the records go with the build
         for path in published.overridden:
             log.info("%s exists in docs_dir; it replaces the generated one", report.printable(path))
         for path in published.skipped:

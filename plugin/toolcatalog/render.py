@@ -17,6 +17,7 @@ shown as plain text with a note saying why. Nothing is dropped.
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -28,7 +29,8 @@ import nh3
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
-from . import accessview, anchors, coverage, inline, pageview, repro, schemaview
+from . import accessview, anchors, claims, coverage, inline, pageview, repro, schemaview
+from .jsonvalues import indented
 from .model import FORMAT_TITLES, Catalog, Check, Example, Run, Tool
 from .report import reason as reason_text
 from .statuses import Status, tally
@@ -79,6 +81,23 @@ def markdown_html(text: str, shift_headings: int = 1) -> Markup:
         budget[0] -= len(text)
         if budget[0] < 0:
             return _plain(text, f"this page's Markdown is longer than {PAGE_MARKDOWN_CHARS:,} characters in all")
+    if len(text) <= REMEMBERED_CHARS:
+        return _remembered(text, shift_headings)
+    return _rendered(text, shift_headings)
+
+
+REMEMBERED_CHARS = 1024  # texts this short (one-line descriptions) are rendered once per process
+
+
+@functools.lru_cache(maxsize=1024)
+def _remembered(text: str, shift_headings: int) -> Markup:
+    """`_rendered`, kept for the same text: a description many tools or schema properties share
+    is rendered once (at most about a megabyte of texts and their HTML are kept)."""
+    return _rendered(text, shift_headings)
+
+
+def _rendered(text: str, shift_headings: int) -> Markup:
+    """The sanitized HTML of `text` (its budget already counted)."""
     try:
         tokens = _MARKDOWN.parse(text)
         if any(token.level >= MAX_NESTING - 1 for token in tokens):
@@ -103,7 +122,7 @@ def _plain(text: str, why: str) -> Markup:
 
 
 def pretty_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False)
+    return indented(value, sort_keys=False, allow_nan=True)  # json.dumps(value, ensure_ascii=False, indent=2), faster
 
 
 def compact_json(value: Any) -> str:
@@ -123,6 +142,10 @@ class Renderer:
             trim_blocks=True,
             lstrip_blocks=True,
             keep_trailing_newline=True,
+            # One Renderer per build (the plugin makes a new one in every on_files, so `mkdocs serve`
+            # sees an edited template at the next build): no template file is checked again for
+            # changes at each page and each include.
+            auto_reload=False,
         )
         self.env.filters["markdown"] = markdown_html
         self.env.filters["pretty_json"] = pretty_json
@@ -162,16 +185,8 @@ class Renderer:
     ) -> str:
         token = _page_budget.set([PAGE_MARKDOWN_CHARS])
         try:
-            body = tool.shown_body
-            return self.env.get_template(TOOL_TEMPLATE).render(
-                tool=tool,
-                body=body,
-                inputs=schemaview.build(tool.inputs, "tc-in") if tool.inputs is not None else None,
-                outputs=schemaview.build(tool.outputs, "tc-out") if tool.outputs is not None else None,
-                catalog=catalog,
-                url_for=url_for,
-                source_url=source_url or _no_link,
-            )
+            with claims.once():  # the badges, the contract and the capabilities read one record
+                return self._tool_page(tool, catalog, url_for, source_url)
         except jinja2.TemplateError:
             raise  # a template (perhaps the site's own override) is broken: say so, loudly
         except Exception as exc:  # a bug this manifest triggers: this page says so, the build goes on
@@ -179,7 +194,29 @@ class Renderer:
         finally:
             _page_budget.reset(token)
 
+    def _tool_page(
+        self,
+        tool: Tool,
+        catalog: Catalog,
+        url_for: Callable[[str], str],
+        source_url: Callable[[str, int | None], str | None] | None,
+    ) -> str:
+        body = tool.shown_body
+        return self.env.get_template(TOOL_TEMPLATE).render(
+            tool=tool,
+            body=body,
+            inputs=schemaview.build(tool.inputs, "tc-in") if tool.inputs is not None else None,
+            outputs=schemaview.build(tool.outputs, "tc-out") if tool.outputs is not None else None,
+            catalog=catalog,
+            url_for=url_for,
+            source_url=source_url or _no_link,
+        )
+
     def index_page(self, catalog: Catalog, url_for: Callable[[str], str]) -> str:
+        with claims.once():  # the facets and every row read each tool's record
+            return self._index_page(catalog, url_for)
+
+    def _index_page(self, catalog: Catalog, url_for: Callable[[str], str]) -> str:
         counts: dict[str, int] = {}
         for tool in catalog.tools:
             counts[tool.status.value] = counts.get(tool.status.value, 0) + 1

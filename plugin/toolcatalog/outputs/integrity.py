@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -112,7 +113,56 @@ def _digest_errors() -> Iterator[None]:
 def _encode(value: Any, plain: bool) -> bytes:
     if plain:
         return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
-    return rfc8785.dumps(value)
+    fast = _with_floats(value)
+    return rfc8785.dumps(value) if fast is None else fast
+
+
+# A float's stand-in while the compiled encoder writes the rest: a string of NUL, its index, NUL.
+_FLOAT_MARK = re.compile(r'"\\u0000(\d+)\\u0000"')
+
+
+def _with_floats(value: Any) -> bytes | None:
+    """The RFC 8785 bytes of an I-JSON `value` whose only departure from the plain case is its
+    floats (see `canonical`): the compiled encoder writes everything but the floats, which stand
+    in as marker strings, and each float is then written by `rfc8785` itself. None (use `rfc8785`
+    for all of it) when a key is not a string or lies outside the basic plane, or when a string of
+    the value reads like a marker (there are then more markers than floats)."""
+    floats: list[float] = []
+    marked = _float_marks(value, floats)
+    if marked is _UNFIT:
+        return None
+    text = json.dumps(marked, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    parts = _FLOAT_MARK.split(text)
+    if len(parts) != 2 * len(floats) + 1:
+        return None
+    for i in range(1, len(parts), 2):
+        parts[i] = rfc8785.dumps(floats[int(parts[i])]).decode("ascii")
+    return "".join(parts).encode("utf-8")
+
+
+_UNFIT = object()
+
+
+def _float_marks(value: Any, floats: list[float]) -> Any:
+    """`value` (as `_as_ijson` left it) with each float replaced by its marker, `_UNFIT` when a
+    key is not a string or lies outside the basic plane."""
+    if isinstance(value, float):
+        floats.append(value)
+        return f"\0{len(floats) - 1}\0"
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str) or (not key.isascii() and max(key) > "\uffff"):
+                return _UNFIT
+            marked = _float_marks(item, floats)
+            if marked is _UNFIT:
+                return _UNFIT
+            out[key] = marked
+        return out
+    if isinstance(value, list):
+        items = [_float_marks(item, floats) for item in value]
+        return _UNFIT if any(item is _UNFIT for item in items) else items
+    return value
 
 
 def _sealed_entry_bytes(entry: dict[str, Any]) -> bytes:

@@ -29,6 +29,8 @@ def _visible(text: str) -> str:
     """`text` on one line, with the characters a reader cannot see (controls, bidirectional
     overrides, zero-width and other format characters) written as `\\uXXXX`."""
     line = " ".join(str(text).split())
+    if line.isprintable():  # no character in an "Other" category (Cc, Cf, Cs, Co, Cn): nothing to write out
+        return line
     return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") else ch for ch in line)
 
 
