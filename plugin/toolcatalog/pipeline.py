@@ -28,6 +28,7 @@ from .harvest import harvest
 from .links import SourceLink
 from .model import Catalog, Diagnostic, Note, Tool
 from .options import Options
+from .outputs import FileDigest, Written
 from .outputs.site import Site
 from .placement import Placement, place
 
@@ -73,6 +74,13 @@ class Build:
         `outputs.render`). Raises outputs.ExportError."""
         with claims.once():  # the catalog, the per-tool files, the MCP list and llms.txt read one record per tool
             return outputs.render(self.catalog, self.options, self.site, others, overridden)
+
+    def write_outputs(self, folder: Path, others: Mapping[str, FileDigest] | None = None,
+                      overridden: Collection[str] = ()) -> Written:
+        """`outputs()` written under `folder` as each file is made, never all held at once (see
+        `outputs.write_site`; the same bytes). Raises outputs.ExportError."""
+        with claims.once():
+            return outputs.write_site(self.catalog, self.options, self.site, folder, others, overridden)
 
     def markdown_pages(
         self, template_dirs: Iterable[Path] = (), source_link: SourceLink | None = None,

@@ -10,7 +10,7 @@ where MkDocs wants them:
 - `on_nav`: the catalog section (`nav.catalog_nav`).
 - `on_page_markdown` / `on_page_content`: titles, and the HTML the renderer made.
 - `on_page_context` / `on_post_page`: the title as metadata while the page itself renders.
-- `on_post_build`: the outputs for agents.
+- `on_post_build`: the outputs for agents, each written into the site as soon as it is final.
 - `on_serve`: watch the manifest folders.
 
 Problems in manifests are logged as warnings (so `mkdocs build --strict` fails);
@@ -19,6 +19,7 @@ a broken setup, or a tool status listed in `fail_on`, raises `PluginError`.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -207,9 +208,10 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         if not self.config.enabled or self.build is None:
             return
         try:  # last of every plugin's post_build (priority -100): the digest manifest lists what they wrote
+            site_dir = Path(config.site_dir)
             with self.claims.active():
-                published = sitefiles.outputs_for_site(self.build.outputs, Path(config.site_dir), Path(config.docs_dir),
-                                                       self.options.catalog_file if self.options else None)
+                published = sitefiles.outputs_for_site(functools.partial(self.build.write_outputs, site_dir), site_dir,
+                                                       Path(config.docs_dir))
         except outputs.ExportError as exc:
             raise PluginError(report.plain(f"toolcatalog: {exc}")) from None
         finally:
@@ -218,7 +220,6 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             log.info("%s exists in docs_dir; it replaces the generated one", report.printable(path))
         for path in published.skipped:
             log.warning("toolcatalog: %s in site_dir is not a regular file; the digest manifest does not list it", report.printable(path))
-        outputs.write(published.files, Path(config.site_dir))
         log.info("wrote %d files for agents (catalog, schema, per-tool JSON, MCP tools, llms.txt, digest manifest)", len(published.files))
         if published.catalog_digest:  # the trust anchors of `toolcatalog verify --digest`
             log.info("catalog digest %s", published.catalog_digest)
@@ -249,3 +250,6 @@ def _check(build: pipeline.Build, run_examples: bool) -> None:
     (log.warning if stats.sandbox_weaker else log.info)("example processes: %s", stats.sandbox)
     for line in report.failures(build.catalog):
         log.warning(line)
+    # Each result's outcome as run or read from the cache, which the tools hold a scrubbed copy
+    # of: only a results file (`toolcatalog check --results-out`) reads these, never a site.
+    stats.results.clear()

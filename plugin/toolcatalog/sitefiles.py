@@ -5,16 +5,15 @@ read once, no link followed (a link is listed by what it is, never read through)
 from __future__ import annotations
 
 import hashlib
-import re
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Collection, Mapping
+from typing import Callable, Collection, Iterator, Mapping
 
-from .outputs.published import FileDigest, manifest_path, of_bytes
+from .outputs import Written
+from .outputs.published import FileDigest, of_bytes
 
-_DIGEST = re.compile(r'^  "catalog_digest": "(sha256:[0-9a-f]{64})",$', re.MULTILINE)
 _FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
@@ -55,25 +54,44 @@ def site_files(folder: Path) -> tuple[dict[str, FileDigest], list[str]]:
 
 @dataclass
 class Published:
-    files: dict[str, str]  # site path -> text, to write
+    files: list[str]  # the site paths written
     overridden: list[str]  # outputs a file of docs_dir replaces (not written; the manifest lists the docs' file)
     skipped: list[str]  # what in site_dir is not a regular file (not listed)
     catalog_digest: str | None  # the trust anchors, for the log
     site_digest: str | None
 
 
-def outputs_for_site(render: Callable[[Mapping[str, FileDigest], Collection[str]], dict[str, str]],
-                     site_dir: Path, docs_dir: Path, catalog_path: str | None) -> Published:
-    """The outputs for agents of a site MkDocs has written (`render(others, overridden)`, e.g.
-    `pipeline.Build.outputs`), whose digest manifest lists every file already in `site_dir`."""
-    others, skipped = site_files(site_dir)
-    files = render(others, ())
-    overridden = [path for path in files if docs_dir.joinpath(*path.split("/")).is_file()]
-    if overridden:
-        files = render(others, overridden)
-    found = _DIGEST.search(files[catalog_path][:4096]) if catalog_path in files else None  # sorted keys: near the top
-    manifest = manifest_path(catalog_path) if catalog_path else None
-    site_digest = "sha256:" + hashlib.sha256(files[manifest].encode("utf-8")).hexdigest() if manifest in files else None
-    return Published(files, overridden, skipped, found.group(1) if found else None, site_digest)
+class InDocs:
+    """The outputs a file of docs_dir replaces, asked path by path (`outputs.write_site`'s
+    `overridden`), each one found noted in the order asked."""
 
-__all__ = ["FileDigest", "Published", "of_bytes", "outputs_for_site", "site_files"]
+    def __init__(self, docs_dir: Path) -> None:
+        self.docs_dir = docs_dir
+        self.found: dict[str, bool] = {}  # site path -> a file of docs_dir is there
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        if path not in self.found:
+            self.found[path] = self.docs_dir.joinpath(*path.split("/")).is_file()
+        return self.found[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([path for path, there in self.found.items() if there])
+
+    def __len__(self) -> int:
+        return sum(self.found.values())
+
+
+def outputs_for_site(write: Callable[[Mapping[str, FileDigest], Collection[str]], Written],
+                     site_dir: Path, docs_dir: Path) -> Published:
+    """Write the outputs for agents of a site MkDocs has written (`write(others, overridden)`,
+    e.g. `pipeline.Build.write_outputs` into `site_dir`), whose digest manifest lists every file
+    already in `site_dir`. Each output is written as soon as it is final, none held whole."""
+    others, skipped = site_files(site_dir)
+    in_docs = InDocs(docs_dir)
+    done = write(others, in_docs)
+    return Published(done.paths, list(in_docs), skipped, done.catalog_digest, done.site_digest)
+
+
+__all__ = ["FileDigest", "InDocs", "Published", "of_bytes", "outputs_for_site", "site_files"]

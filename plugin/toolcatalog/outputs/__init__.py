@@ -24,28 +24,32 @@ same bytes; `write` puts each file in place atomically. Tools must have been pla
 
 from __future__ import annotations
 
-import json
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Collection, Mapping
+from typing import Any, Callable, Collection, Iterable, Mapping, TypeVar
 
 from ..files import write_atomic
 from ..model import Catalog
 from ..options import Options, OptionsError, output_paths
 from . import catalog_json, integrity, mcp, registry
-from .published import FileDigest, QuotingError, of_bytes
+from .published import FileDigest, QuotingError, manifest_path, of_bytes
 from .site import Site
 
-__all__ = ["ExportError", "FileDigest", "Site", "catalog_document", "of_bytes", "render", "write"]
+__all__ = ["ExportError", "FileDigest", "Site", "Written", "catalog_document", "of_bytes", "render", "write", "write_pieces_atomic", "write_site"]
+
+T = TypeVar("T")
 
 
 class ExportError(Exception):
     """An output cannot be produced: a bad SOURCE_DATE_EPOCH, or (a bug) an output that breaks its own schema."""
 
 
-def _rendered(catalog: Catalog, options: Options, site: Site, others: Mapping[str, FileDigest] | None,
-              overridden: Collection[str]) -> registry.Rendered:
+def _guarded(make: Callable[[], T]) -> T:
     try:
-        return registry.render(catalog, options, site, others, overridden)
+        return make()
     except registry.RenderError as exc:
         raise ExportError(str(exc)) from None
     except (integrity.DigestError, QuotingError) as exc:
@@ -81,7 +85,63 @@ def render(catalog: Catalog, options: Options | None = None, site: Site | None =
     holds them equal). `others`: the site's own files (pages, assets), which the digest manifest
     lists too; `overridden`: outputs whose path the site's own file takes (not written; the
     manifest lists the site's file)."""
-    return _rendered(catalog, options or Options(), site or Site(), others, overridden).files
+    return _guarded(lambda: registry.render(catalog, options or Options(), site or Site(), others, overridden)).files
+
+
+@dataclass
+class Written:
+    paths: list[str]  # the site paths written, in the registry's order
+    catalog_digest: str | None  # the trust anchors, when the catalog / its digest manifest were written
+    site_digest: str | None
+
+
+def write_pieces_atomic(path: Path, pieces: Iterable[str]) -> FileDigest:
+    """`files.write_atomic` of `"".join(pieces)`, never joined: a big file is written piece by
+    piece (via a temporary file and rename). Returns the digest of the bytes written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    hasher, size = hashlib.sha256(), 0
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for piece in pieces:
+                data = piece.encode("utf-8")
+                hasher.update(data)
+                size += len(data)
+                handle.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return FileDigest(size, hasher.hexdigest())
+
+
+class _Folder:
+    """A sink that writes each file under `folder` as it comes, atomically, piece by piece."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def put(self, path: str, pieces: Iterable[str]) -> FileDigest:
+        return write_pieces_atomic(self.folder.joinpath(*path.split("/")), pieces)
+
+
+def write_site(catalog: Catalog, options: Options, site: Site, folder: Path, others: Mapping[str, FileDigest] | None = None,
+               overridden: Collection[str] = ()) -> Written:
+    """`write(render(...), folder)` without holding the outputs: each file is written under
+    `folder` as soon as it is final (a per-tool file when its entry is made; the catalog and the
+    MCP list piece by piece at the end), the same bytes. `overridden` is only asked path by path
+    (`path in overridden`). On an error, the files written so far stay. Raises ExportError."""
+    done = _guarded(lambda: registry.emit(catalog, options, site, _Folder(folder), others, overridden))
+    catalog_path = output_paths(options).catalog
+    manifest = manifest_path(catalog_path) if catalog_path else None
+    digest = done.head.get(integrity.CATALOG_FIELD) if catalog_path in done.written else None
+    site_digest = done.written.get(manifest) if manifest else None
+    return Written(list(done.written), digest if isinstance(digest, str) else None,
+                   "sha256:" + site_digest.sha256 if site_digest else None)
 
 
 def write(files: dict[str, str], folder: Path) -> list[Path]:

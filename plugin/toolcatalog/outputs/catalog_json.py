@@ -23,7 +23,7 @@ import zlib
 import posixpath
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Protocol
 
 from .. import accessview, claims, coverage, invoke, jsonschemas, quality
 from ..jsonvalues import MAX_DEPTH, indented, loads_limited
@@ -280,22 +280,53 @@ def dumps(document: Any) -> str:
 _TOOLS_LINE = '\n  "tools": []'
 
 
-def dumps_catalog(document: dict[str, Any], entry_texts: list[str]) -> str:
+TOOLS_HOLE = _TOOLS_LINE  # where a document's `tools` go in its skeleton (`skeleton`)
+
+
+class Texts(Protocol):
+    """Entry texts, counted and read in order (a list, or `published.Spool`)."""
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[str]: ...
+
+
+def skeleton(document: dict[str, Any]) -> str | None:
+    """`dumps` of `document` with no tools, when its `tools` line is found exactly once (always:
+    strings never hold a raw newline); the entries go in place of `TOOLS_HOLE` (`tools_body`)."""
+    text = dumps({**document, "tools": []})
+    return text if text.count(_TOOLS_LINE) == 1 else None
+
+
+def tools_body(entry_texts: Texts) -> Iterator[str]:
+    """What replaces `TOOLS_HOLE` in `skeleton(document)` so that the whole is `dumps` of the
+    document whose `tools` are the values written as `entry_texts`, piece by piece."""
+    if not entry_texts:
+        yield _TOOLS_LINE
+        return
+    yield '\n  "tools": [\n'
+    for index, text in enumerate(entry_texts):
+        yield (",\n    " if index else "    ") + text.rstrip("\n").replace("\n", "\n    ")
+    yield "\n  ]"
+
+
+def catalog_pieces(document: dict[str, Any], entry_texts: Texts) -> Iterator[str]:
+    """`dumps_catalog(document, entry_texts)` piece by piece: the whole text never exists."""
+    frame = skeleton(document)
+    if frame is None:  # cannot happen, see `skeleton`
+        yield dumps({**document, "tools": [json.loads(text) for text in entry_texts]})
+        return
+    before, after = frame.split(_TOOLS_LINE)
+    yield before
+    yield from tools_body(entry_texts)
+    yield after
+
+
+def dumps_catalog(document: dict[str, Any], entry_texts: Texts) -> str:
     """`dumps` of `document` whose `tools` are the values written as `entry_texts` (`dumps(value)`
     each): `document["tools"]` itself is not read, so the caller may have let the values go. (The
     MCP list is written this way too.)"""
-    skeleton = dumps({**document, "tools": []})
-    if not entry_texts:
-        return skeleton
-    if skeleton.count(_TOOLS_LINE) != 1:  # cannot happen: strings never hold a raw newline
-        return dumps({**document, "tools": [json.loads(text) for text in entry_texts]})
-    before, after = skeleton.split(_TOOLS_LINE)
-    # One join over every piece: no copy of the whole body exists besides the result.
-    pieces = [before, '\n  "tools": [\n']
-    for index, text in enumerate(entry_texts):
-        pieces += [",\n" if index else "", "    ", text.rstrip("\n").replace("\n", "\n    ")]
-    pieces += ["\n  ]", after]
-    return "".join(pieces)
+    return "".join(catalog_pieces(document, entry_texts))
 
 
 def dumps_tool_file(schema: str, entry: dict[str, Any], entry_text: str) -> str:

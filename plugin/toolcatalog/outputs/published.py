@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
+import zlib
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 MANIFEST_VERSION = 1
 MANIFEST_SUFFIX = ".digests.json"
@@ -50,6 +51,27 @@ class Quoted:
 
     def text(self, catalog_digest: str) -> str:
         return catalog_digest.join(self.parts)
+
+
+class Spool:
+    """Texts kept compressed, one by one, read back in order as often as needed: the entries of
+    a big catalog (and its MCP tools) wait for the catalog digest in a fraction of their size."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    def append(self, text: str) -> None:
+        self.parts.append(zlib.compress(text.encode("utf-8"), 1))
+
+    def __len__(self) -> int:
+        return len(self.parts)
+
+    def __iter__(self) -> Iterator[str]:
+        for part in self.parts:
+            yield zlib.decompress(part).decode("utf-8")
+
+    def clear(self) -> None:
+        self.parts = []
 
 
 class QuotingError(Exception):

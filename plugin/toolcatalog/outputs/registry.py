@@ -1,7 +1,8 @@
 """The one list of outputs for agents (`OUTPUTS`), and how they are written and verified.
 
 Each output is one module of `outputs.documents` with its writer and its verifier (see
-`documents.base`); adding an output means adding its module and one entry here. The list's order
+`documents.base`); adding an output means adding its module and one entry here. `emit` hands each
+file to a sink (a folder: `outputs.write_site`) as soon as it is final; `render` keeps them. The list's order
 is the order files are written in and verified in: the catalog first (every other check needs
 its digests), the digest manifest last among writers (it digests every other file).
 """
@@ -17,7 +18,7 @@ from ..model import Catalog
 from ..options import Options, output_paths
 from . import catalog_json, integrity, llms, mcp
 from .documents import catalog, llms_index, manifest, mcp_list, schema, tool_files
-from .documents.base import Check, Draft, Drafting, Listed, Output, Plan, Writer
+from .documents.base import Check, Collect, Draft, Drafting, Listed, Output, Plan, Sink, Writer
 from .published import FileDigest, QuotingError
 from .site import Site
 
@@ -41,6 +42,12 @@ class Rendered:
     head: dict[str, Any]  # the catalog document without `tools`, sealed
 
 
+@dataclass
+class Emitted:
+    written: dict[str, FileDigest]  # site path -> the digest of what the sink took, in the registry's order
+    head: dict[str, Any]  # the catalog document without `tools`, sealed
+
+
 def mcp_plan(catalog_: Catalog, options: Options) -> mcp.McpPlan | None:
     paths = output_paths(options)
     if paths.mcp is None:
@@ -49,8 +56,9 @@ def mcp_plan(catalog_: Catalog, options: Options) -> mcp.McpPlan | None:
 
 
 def plan(catalog_: Catalog, options: Options, site: Site, others: Mapping[str, FileDigest] | None = None,
-         overridden: Collection[str] = ()) -> Plan:
-    return Plan(catalog_, options, site, output_paths(options), mcp_plan(catalog_, options), others, frozenset(overridden))
+         overridden: Collection[str] = (), sink: Sink | None = None) -> Plan:
+    return Plan(catalog_, options, site, output_paths(options), mcp_plan(catalog_, options), others, overridden,
+                sink if sink is not None else Collect())
 
 
 def _stream(the_plan: Plan, writers: list[Writer]) -> tuple[dict[str, Any], integrity.Sealer, list[dict[str, Any]]]:
@@ -76,23 +84,38 @@ def _drafts(writers: list[Writer], drafting: Drafting) -> list[Draft]:
     return drafting.drafts
 
 
-def _files(drafts: list[Draft], head: dict[str, Any], overridden: Collection[str]) -> dict[str, str]:
-    files: dict[str, str] = {}
+def _put(drafts: list[Draft], head: dict[str, Any], the_plan: Plan) -> dict[str, FileDigest]:
+    """Every draft to the sink, in order (those not put already), then the manifest, made of what
+    went before it; site path -> digest of every file written."""
+    seen: set[str] = set()
+    written: dict[str, FileDigest] = {}
     for draft in drafts:
-        if draft.path in files:
+        if draft.path in seen:
             raise RenderError(f"{draft.what} would overwrite {draft.path!r}, another output; change `tool_json_dir` or the file options")
-        files[draft.path] = draft.final(head)
-    for path in overridden:
-        files.pop(path, None)
-    return files
+        seen.add(draft.path)
+    for draft in drafts:
+        if draft.path in the_plan.overridden:
+            continue
+        if draft.last:
+            text = manifest.complete(written, the_plan)  # last: it lists every other file's final bytes
+            if text is not None:
+                written[draft.path] = the_plan.sink.put(draft.path, (text,))
+        elif draft.final is not None:
+            written[draft.path] = the_plan.sink.put(draft.path, draft.final(head))
+        elif draft.written is not None:
+            written[draft.path] = draft.written
+    return written
 
 
-def render(catalog_: Catalog, options: Options, site: Site, others: Mapping[str, FileDigest] | None = None,
-           overridden: Collection[str] = ()) -> Rendered:
-    """Every enabled output. `others`: the site's own files, for the digest manifest;
-    `overridden`: outputs the site's own files replace (in `others`, not written).
+def emit(catalog_: Catalog, options: Options, site: Site, sink: Sink, others: Mapping[str, FileDigest] | None = None,
+         overridden: Collection[str] = ()) -> Emitted:
+    """Every enabled output, each file handed to `sink` once final (a per-tool file as soon as
+    its entry is made; the catalog and the MCP list piece by piece at the end), none held whole.
+    `others`: the site's own files, for the digest manifest; `overridden`: outputs the site's own
+    files replace (in `others`, never written; only asked path by path). On an error, files
+    already handed to the sink stay there.
     Raises RenderError, integrity.DigestError, catalog_json.CatalogError, mcp.McpShapeError, OptionsError."""
-    the_plan = plan(catalog_, options, site, others, overridden)
+    the_plan = plan(catalog_, options, site, others, overridden, sink)
     writers = [w for w in (output.writer(the_plan) for output in OUTPUTS) if w is not None]
     try:
         head, sealer, digests = _stream(the_plan, writers)
@@ -104,10 +127,18 @@ def render(catalog_: Catalog, options: Options, site: Site, others: Mapping[str,
         drafts = _drafts(writers, drafting)
     except QuotingError as exc:
         raise RenderError(f"internal error, please report it: {exc}") from None
+    del digests, drafting
     head[integrity.CATALOG_FIELD] = sealer.finish()
-    files = _files(drafts, head, overridden)
-    manifest.complete(files, the_plan)  # last: it lists every other file's final bytes
-    return Rendered(files, head)
+    return Emitted(_put(drafts, head, the_plan), head)
+
+
+def render(catalog_: Catalog, options: Options, site: Site, others: Mapping[str, FileDigest] | None = None,
+           overridden: Collection[str] = ()) -> Rendered:
+    """`emit` into memory: every enabled output's text, in the registry's order.
+    Raises what `emit` raises."""
+    collect = Collect()
+    done = emit(catalog_, options, site, collect, others, overridden)
+    return Rendered({path: collect.files[path] for path in done.written}, done.head)
 
 
 def verify(check: Check) -> None:
@@ -126,4 +157,4 @@ def verify(check: Check) -> None:
             output.verify(check)
 
 
-__all__ = ["OUTPUTS", "RenderError", "Rendered", "plan", "render", "verify"]
+__all__ = ["OUTPUTS", "Emitted", "RenderError", "Rendered", "emit", "plan", "render", "verify"]

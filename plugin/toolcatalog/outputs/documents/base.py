@@ -1,16 +1,18 @@
 """What every output module is made of: a writer (`Writer`, built from a `Plan`) and a verifier
 (a function of a `Check`). The list of outputs is `outputs.registry.OUTPUTS`.
 
-Writing goes in three steps, so that a big catalog's entries are made one at a time and the
-catalog digest can cover the digest manifest:
+Writing goes in three steps, so that a big catalog's entries are made one at a time and no
+output's whole text needs to be held:
 
 1. `entry(tool, entry, text)`: each tool's sealed catalog entry (and its text, `dumps(entry)`),
-   in the published order; the writer keeps what it needs of it.
-2. `drafts(drafting)`: the files it writes, each a `Draft`: its text, or the text with the
-   catalog digest left out (`published.Quoted`), since that digest is not known yet. The manifest
-   is drafted last, from every other draft; its draft carries the catalog's `written` member.
-3. the catalog digest is computed over the head with those members, and each draft's `final`
-   gives its text.
+   in the published order; the writer keeps what it needs of it, or hands a file that is final
+   already (a per-tool file) to the plan's `Sink` at once and keeps only its digest.
+2. `drafts(drafting)`: the files it writes, each a `Draft`: a function from the sealed catalog
+   head to the text's pieces (the catalog digest is not known yet), or the digest of the file it
+   put already. The manifest is drafted last; it is made from every other file's digest
+   (`manifest.complete`).
+3. the catalog digest is computed over the head, and each draft's pieces go to the sink, which
+   writes them (a folder) or keeps them (`Collect`, `outputs.render`) and returns the digest.
 
 Verifying reads the published files through a `Source` (a folder, or a site fetched over HTTP)
 and adds each agreement or mismatch to the `Result`, naming the file and, where it can, the field.
@@ -19,13 +21,31 @@ and adds each agreement or mismatch to the `Result`, naming the file and, where 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Collection, Iterable, Mapping, Protocol
 
 from ...model import Catalog, Tool
 from ...options import Options, OutputPaths
 from ..mcp import McpPlan
-from ..published import FileDigest, Quoted
+from ..published import FileDigest, Quoted, of_bytes
 from ..site import Site
+
+
+class Sink(Protocol):
+    """Where finished files go: `put(path, pieces)` (joined, the pieces are the text), which
+    returns the digest of the bytes it took."""
+
+    def put(self, path: str, pieces: Iterable[str]) -> FileDigest: ...
+
+
+class Collect:
+    """A sink that keeps every text (`outputs.render`'s `{site path: text}`)."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, str] = {}
+
+    def put(self, path: str, pieces: Iterable[str]) -> FileDigest:
+        text = self.files[path] = "".join(pieces)
+        return of_bytes(text.encode("utf-8"))
 
 
 @dataclass(frozen=True)
@@ -39,19 +59,23 @@ class Plan:
     mcp_plan: McpPlan | None
     others: Mapping[str, FileDigest] | None  # the site's files that are not outputs for agents (pages,
     # assets); None: the pages are another generator's (`toolcatalog export`, `markdown`), so the manifest covers only ours
-    overridden: frozenset[str] = frozenset()  # outputs the site's own file replaces (listed from `others`)
+    overridden: Collection[str] = frozenset()  # outputs the site's own file replaces (listed from `others`, never
+    # written); only asked path by path (`path in overridden`)
+    sink: Sink = field(default_factory=Collect)
 
 
 @dataclass
 class Draft:
     path: str  # the site path
     what: str  # for messages
-    quoted: Quoted | None  # None: the catalog itself, which the manifest cannot list
-    final: Callable[[dict[str, Any]], str]  # the text, given the sealed catalog head
+    final: Callable[[dict[str, Any]], Iterable[str]] | None  # the text's pieces, given the sealed catalog head;
+    # None: put to the sink already (`written`), or the manifest (`last`)
+    written: FileDigest | None = None  # what the sink returned for it (None: not put, e.g. overridden)
+    last: bool = False  # the digest manifest: made of every other file's digest (`manifest.complete`)
 
 
 def quoted_draft(path: str, what: str, quoted: Quoted) -> Draft:
-    return Draft(path, what, quoted, lambda head: quoted.text(head["catalog_digest"]))
+    return Draft(path, what, lambda head: (quoted.text(head["catalog_digest"]),))
 
 
 @dataclass

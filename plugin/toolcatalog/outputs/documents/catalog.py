@@ -1,30 +1,30 @@
 """catalog.json (option `catalog_file`): the catalog document (`outputs.catalog_json`), written
-from the sealed head and every entry's text; verified by recomputing its `catalog_digest` and
+piece by piece from the sealed head and every entry's text (kept compressed until then); verified by recomputing its `catalog_digest` and
 every `entry_digest` from the document itself."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 from ...model import Tool
 from .. import catalog_json, integrity
+from ..published import Spool
 from .base import Check, Draft, Drafting, Output, Plan
 
 
 class Writer:
     def __init__(self, path: str) -> None:
         self.path = path
-        self.texts: list[str] = []
+        self.texts = Spool()  # the entries' texts, compressed, until the head is sealed
 
     def entry(self, tool: Tool, entry: dict[str, Any], text: str) -> None:
         self.texts.append(text)
 
     def drafts(self, drafting: Drafting) -> list[Draft]:
-        def final(head: dict[str, Any]) -> str:
-            text = catalog_json.dumps_catalog(head, self.texts)
-            self.texts = []
-            return text
-        return [Draft(self.path, "the catalog", None, final)]
+        def final(head: dict[str, Any]) -> Iterator[str]:
+            yield from catalog_json.catalog_pieces(head, self.texts)
+            self.texts.clear()
+        return [Draft(self.path, "the catalog", final)]
 
 
 def writer(plan: Plan) -> Writer | None:

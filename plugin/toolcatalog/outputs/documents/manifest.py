@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
-from typing import Any
+from typing import Any, Mapping
 
 from ...model import Tool
 from .. import catalog_json
-from ..published import (MANIFEST_VERSION, WRITTEN_FIELD, FileDigest, manifest_path, of_bytes,
-                         safe_site_path)
+from ..published import MANIFEST_VERSION, WRITTEN_FIELD, FileDigest, manifest_path, of_bytes, safe_site_path
 from .base import Check, Draft, Drafting, Output, Plan, SourceError
 from .reading import loads
 
@@ -37,22 +36,23 @@ class Writer:
         return None
 
     def drafts(self, drafting: Drafting) -> list[Draft]:
-        return [Draft(self.path, "the digest manifest", None, lambda head: "")]  # its text: `complete`
+        return [Draft(self.path, "the digest manifest", None, last=True)]  # its text: `complete`
 
 
-def complete(files: dict[str, str], plan: Plan) -> None:
-    """The manifest's text, once every other output's text is final: every file of the site
-    (`Plan.others`) and every output, the catalog too, by its exact bytes."""
+def complete(written: Mapping[str, FileDigest], plan: Plan) -> str | None:
+    """The manifest's text, once every other output is written (`written`: site path -> the
+    digest of its exact bytes, the catalog too): every file of the site (`Plan.others`) and every
+    output. None when there is no manifest (no catalog), or the site's own file replaces it."""
     if plan.paths.catalog is None:
-        return
+        return None
     path = manifest_path(plan.paths.catalog)
-    if path not in files:
-        return
+    if path in plan.overridden:
+        return None
     listed = {rel: digest for rel, digest in (plan.others or {}).items() if rel != path}
-    listed.update((rel, of_bytes(text.encode("utf-8"))) for rel, text in files.items() if rel != path)
+    listed.update((rel, digest) for rel, digest in written.items() if rel != path)
     document = {"version": MANIFEST_VERSION, "catalog": plan.paths.catalog, "covers": SITE if plan.others is not None else OUTPUTS,
                 "files": {rel: listed[rel].as_dict() for rel in sorted(listed)}}
-    files[path] = catalog_json.dumps(document)
+    return catalog_json.dumps(document)
 
 
 def writer(plan: Plan) -> Writer | None:

@@ -1,5 +1,6 @@
 """mcp-tools.json (option `mcp_file`): the MCP `tools/list` result (`outputs.mcp`). It quotes the
-catalog digest, so it is drafted with it left out (`published.quoting`).
+catalog digest, so it is written once that is known, piece by piece: its head, then each tool's
+text (kept compressed since its entry was made).
 
 Verified against the catalog: the list's catalog digest is the catalog's, and every tool is the
 one the catalog makes (`mcp.from_catalog`, the writer's own code: description, input and output schemas, annotations,
@@ -9,13 +10,13 @@ one the catalog makes (`mcp.from_catalog`, the writer's own code: description, i
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Iterator
 
 from ...model import Tool
 from .. import catalog_json, integrity, mcp
-from ..published import Quoted, plain, quoting
+from ..published import Spool
 from ..site import reference
-from .base import Check, Draft, Drafting, Output, Plan, SourceError, quoted_draft
+from .base import Check, Draft, Drafting, Output, Plan, SourceError
 from .reading import differences, load_json
 
 META = mcp.MCP_META_PREFIX
@@ -28,7 +29,7 @@ class Writer:
         self.names: dict[tuple[str, str], list[tuple[str, str | None]]] = {}
         for tool, name, capability in mcp_plan.tools:
             self.names.setdefault((tool.id, tool.source), []).append((name, capability))
-        self.texts: list[str] = []
+        self.texts = Spool()  # the MCP tools' texts, compressed, until the list is written
 
     def entry(self, tool: Tool, entry: dict[str, Any], text: str) -> None:
         for name, capability in self.names.get((entry["id"], entry["source"]), []):
@@ -37,15 +38,15 @@ class Writer:
     def drafts(self, drafting: Drafting) -> list[Draft]:
         options, paths = self.plan.options, self.plan.paths
 
-        def render(catalog_digest: str | None) -> str:
+        def final(catalog_head: dict[str, Any]) -> Iterator[str]:
+            # Written once the catalog digest is known: the head quotes it, the tools do not.
             head = mcp.head(ttl_ms=options.mcp_ttl_ms, cache_scope=options.mcp_cache_scope,
                             catalog_link=reference(self.plan.site, paths.catalog, self.path) if paths.catalog else None,
-                            catalog_digest=catalog_digest)
-            return catalog_json.dumps_catalog(head, self.texts)
+                            catalog_digest=catalog_head[integrity.CATALOG_FIELD] if paths.catalog else None)
+            yield from catalog_json.catalog_pieces(head, self.texts)
+            self.texts.clear()
 
-        text: Quoted = quoting(render, drafting.seed) if paths.catalog else plain(render(None))
-        self.texts = []
-        return [quoted_draft(self.path, "the MCP tool list", text)]
+        return [Draft(self.path, "the MCP tool list", final)]
 
 
 def writer(plan: Plan) -> Writer | None:

@@ -1,5 +1,5 @@
 """tools/<slug>.json (option `tool_json_dir`): each tool's catalog entry with a `$schema`, at the
-tool's `json_path`; verified by recomputing each file's `entry_digest` and holding it to the
+tool's `json_path`, written as soon as its entry is made; verified by recomputing each file's `entry_digest` and holding it to the
 catalog's entry for that tool."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from urllib.parse import urlsplit
 
 from ...model import Tool
 from .. import catalog_json, integrity
-from ..published import plain
-from .base import Check, Draft, Drafting, Output, Plan, SourceError, quoted_draft
+from ..published import FileDigest, manifest_path
+from .base import Check, Draft, Drafting, Output, Plan, SourceError
 from .reading import load_json
 
 
@@ -18,23 +18,37 @@ class OverwriteError(Exception):
     """Two outputs would be one file."""
 
 
+def other_paths(plan: Plan) -> set[str]:
+    """The site paths of the other outputs, known before the first entry: a per-tool file is
+    written at once, so it must not take one of theirs."""
+    paths = plan.paths
+    found = {paths.catalog, paths.schema, paths.mcp, paths.llms, manifest_path(paths.catalog) if paths.catalog else None}
+    return {path for path in found if path is not None}
+
+
 class Writer:
+    """Each file is final once its entry is made: it goes to the plan's sink at once (unless the
+    site's own file replaces it), and only its digest is kept, for the manifest."""
+
     def __init__(self, plan: Plan) -> None:
-        self.site = plan.site
-        self.files: dict[str, tuple[str, str]] = {}  # site path -> (text, tool id)
+        self.sink, self.overridden, self.taken = plan.sink, plan.overridden, other_paths(plan)
+        self.files: dict[str, tuple[FileDigest | None, str]] = {}  # site path -> (digest, None: not written; tool id)
 
     def entry(self, tool: Tool, entry: dict[str, Any], text: str) -> None:
-        if tool.json_path is None:
+        path = tool.json_path
+        if path is None:
             raise OverwriteError("internal error, please report it: a tool was not placed before its JSON was written")
-        if tool.json_path in self.files:
-            raise OverwriteError(f"the JSON of tool {entry['id']!r} would overwrite {tool.json_path!r}, another output; "
+        if path in self.files or path in self.taken:
+            raise OverwriteError(f"the JSON of tool {entry['id']!r} would overwrite {path!r}, another output; "
                                  "change `tool_json_dir` or the file options")
         schema = catalog_json.SCHEMA_ID + "#/$defs/tool"  # the schema's stable $id, as the catalog's own $schema
-        self.files[tool.json_path] = (catalog_json.dumps_tool_file(schema, entry, text), entry["id"])
+        digest = None
+        if path not in self.overridden:
+            digest = self.sink.put(path, (catalog_json.dumps_tool_file(schema, entry, text),))
+        self.files[path] = (digest, entry["id"])
 
     def drafts(self, drafting: Drafting) -> list[Draft]:
-        return [quoted_draft(path, f"the JSON of tool {tool_id!r}", plain(text))
-                for path, (text, tool_id) in sorted(self.files.items())]
+        return [Draft(path, f"the JSON of tool {tool_id!r}", None, digest) for path, (digest, tool_id) in sorted(self.files.items())]
 
 
 def writer(plan: Plan) -> Writer | None:
