@@ -50,3 +50,34 @@ def test_the_gate_does_not_empty_a_variable_of_the_tool_named_like_its_own(tmp_p
     assert seen["_"] == "kept" and seen["_g"] == "kept too", seen
     plain = ctx.run(argv, cwd=folder, stdin=b"{}", timeout_s=20, env=env)  # started in its turn: the same
     assert json.loads(plain.result.stdout) == seen
+
+
+@needs_gate
+def test_work_done_meanwhile_does_not_eat_the_tools_time(tmp_path: Path) -> None:
+    # The next run's start ahead (its folders, a working-folder copy of up to 64 MiB, strace's
+    # Popen) was done on the thread that reads this run's pipes: a tool that wrote more than a pipe
+    # holds waited, blocked, while its timeout ran, and timed out where in its turn it passes.
+    ws = tmp_path / "ws"
+    folder = _tool(ws)
+    ctx = job.make_context(Options(cache=False, timeout=20.0, max_output_bytes=8 << 20), ws)
+    argv = ["/usr/bin/head", "-c", str(4 << 20), "/dev/zero"]
+    ctx.start_ahead(job.Start.of(argv, folder, ctx.env, False))
+    assert ctx._ahead
+    timeout = 1.5
+
+    def neighbour() -> None:  # a slow setup of the next run (a big copy on a loaded machine)
+        time.sleep(timeout + 0.5)
+
+    with job.meanwhile(neighbour):
+        spawned = ctx.run(argv, cwd=folder, stdin=b"{}", timeout_s=timeout, env=ctx.env)
+    assert not ctx._ahead
+    result = spawned.result
+    assert not result.timed_out and result.exit_code == 0 and len(result.stdout) == 4 << 20, result.stderr
+
+
+def test_a_started_process_is_read_while_the_work_meanwhile_goes_on(tmp_path: Path) -> None:
+    # The same, with no sandbox: `Started.finish` reads the output while `meanwhile` runs.
+    begun = process.start_process(["/usr/bin/head", "-c", str(4 << 20), "/dev/zero"], cwd=tmp_path, env={})
+    assert isinstance(begun, process.Started)
+    result = begun.finish(b"x", timeout_s=1.0, max_stdout=8 << 20, meanwhile=lambda: time.sleep(1.5))
+    assert not result.timed_out and result.exit_code == 0 and len(result.stdout) == 4 << 20, result
