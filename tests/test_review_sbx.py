@@ -81,3 +81,20 @@ def test_a_started_process_is_read_while_the_work_meanwhile_goes_on(tmp_path: Pa
     assert isinstance(begun, process.Started)
     result = begun.finish(b"x", timeout_s=1.0, max_stdout=8 << 20, meanwhile=lambda: time.sleep(1.5))
     assert not result.timed_out and result.exit_code == 0 and len(result.stdout) == 4 << 20, result
+
+
+@needs_gate
+def test_a_start_ahead_that_ends_after_the_runs_were_dropped_leaves_nothing(tmp_path: Path) -> None:
+    # An interrupted check drops the runs started ahead while its workers still run (the pool is
+    # not waited for): a worker's start ahead that was under way then kept its chain and folders
+    # (a waiting gate and a run folder with its copy) to the end of the build.
+    ws = tmp_path / "ws"
+    folder = _tool(ws)
+    ctx = job.make_context(Options(cache=False, timeout=20.0), ws)
+    argv = [sys.executable, str(folder / f"{PLATFORM}.py")]
+    ctx.drop_ahead()  # the check is over
+    ctx.start_ahead(job.Start.of(argv, folder, ctx.env, False))  # a worker's, finishing late
+    left = [launch.root for items in ctx._ahead.values() for launch, _ in items]
+    ctx.drop_ahead()  # (the test's own clean-up, when the hole is open)
+    sandbox.flush()
+    assert not left, "a run started ahead after the check ended was kept"
