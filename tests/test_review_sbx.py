@@ -98,3 +98,31 @@ def test_a_start_ahead_that_ends_after_the_runs_were_dropped_leaves_nothing(tmp_
     ctx.drop_ahead()  # (the test's own clean-up, when the hole is open)
     sandbox.flush()
     assert not left, "a run started ahead after the check ended was kept"
+
+
+def _groups_here() -> bool:
+    from toolcatalog.sandbox import cgroup
+    return FACTS.mechanism is not None and (cgroup.pids_parent() is not None or cgroup.memory_parent() is not None)
+
+
+@pytest.mark.skipif(not _groups_here(), reason="needs a sandbox and control groups the build may create")
+def test_the_python_that_enters_the_control_groups_adds_no_locale_variable(tmp_path: Path) -> None:
+    # Where the shell would change the environment (a name that is no shell identifier), the
+    # build's Python moves the run into its control groups; in the C locale (no LANG, or LANG=C:
+    # many CI images) Python's locale coercion set LC_CTYPE=C.UTF-8 in its environment, and the
+    # tool got it.
+    ws = tmp_path / "ws"
+    folder = ws / "tool"
+    folder.mkdir(parents=True)
+    ctx = job.make_context(Options(cache=False, timeout=20.0), ws)
+    env = {k: v for k, v in ctx.env.items() if not k.startswith(("LC_", "LANG"))}
+    argv = ["/usr/bin/env", "-0"]
+    seen = {}
+    for extra in ({"LANG": "C", "odd-name": "1"}, {"odd-name": "1"}, {"LANG": "C", "LC_CTYPE": "POSIX", "odd-name": "1"}):
+        result = ctx.run(argv, cwd=folder, stdin=b"", timeout_s=20, env={**env, **extra}).result
+        assert result.exit_code == 0, result
+        got = dict(item.split("=", 1) for item in result.stdout.decode().split("\0") if item)
+        assert got.pop("PWD") == str(folder)
+        seen[tuple(extra)] = got
+        assert {k: v for k, v in got.items() if k not in ("HOME", "TMPDIR")} == \
+            {k: v for k, v in {**env, **extra}.items() if k not in ("HOME", "TMPDIR")}, got
