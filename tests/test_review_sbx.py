@@ -4,6 +4,7 @@ gate): the holes found by attacking it, each closed. Real bubblewrap, strace and
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -126,3 +127,34 @@ def test_the_python_that_enters_the_control_groups_adds_no_locale_variable(tmp_p
         seen[tuple(extra)] = got
         assert {k: v for k, v in got.items() if k not in ("HOME", "TMPDIR")} == \
             {k: v for k, v in {**env, **extra}.items() if k not in ("HOME", "TMPDIR")}, got
+
+
+def _env_of(stdout: bytes) -> dict[str, str]:
+    return dict(item.split("=", 1) for item in stdout.decode().split("\0") if item)
+
+
+def test_the_landlock_launcher_starts_the_tool_with_exactly_its_environment(tmp_path: Path) -> None:
+    # The launcher is Python too (the Landlock fallback, and the exec limiter inside bubblewrap):
+    # in the C locale its own start added LC_CTYPE=C.UTF-8, and the tool got it.
+    from toolcatalog.sandbox import landlock_launcher
+    if landlock_launcher.abi_version() < 1:
+        pytest.skip("needs Landlock")
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C", "odd-name": "1", "X": "a\nb"}
+    done = subprocess.run([sys.executable, "-I", "-S", landlock_launcher.__file__, "--ro", "/", "--cwd", str(tmp_path),
+                           "--", "/usr/bin/env", "-0"], env=env, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert _env_of(done.stdout) == env
+
+
+@needs_gate
+def test_a_run_with_exec_allow_gets_exactly_its_environment(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    folder = ws / "tool"
+    folder.mkdir(parents=True)
+    ctx = job.make_context(Options(cache=False, timeout=20.0), ws)
+    env = {**{k: v for k, v in ctx.env.items() if not k.startswith(("LC_", "LANG"))}, "LANG": "C"}
+    result = ctx.run(["/usr/bin/env", "-0"], cwd=folder, stdin=b"", timeout_s=20, env=env, programs=["/usr/bin/env"]).result
+    assert result.exit_code == 0, result
+    got = _env_of(result.stdout)
+    assert "LC_CTYPE" not in got and got["LANG"] == "C", got
+
