@@ -678,25 +678,18 @@ class _Runner:
         return min(self.deadline - now, tick)
 
     def run(self, meanwhile: Callable[[], None] | None = None) -> ProcessResult:
-        """The loop; `meanwhile` is called, on a thread of its own, once the process has its first
-        stdin (its gate open), and waited for before the result is returned: the loop goes on
-        meanwhile, so the process's pipes are read and written, and its time counted, as without it."""
-        worker: threading.Thread | None = None
+        """The loop; `meanwhile` is called once the process has its first stdin (its gate open),
+        while the loop goes on beside it (`_beside`): the process's pipes are read and written, and
+        its time counted, as without it."""
         try:
             self._register()
-            if meanwhile is not None:
-                stdin = self.proc.stdin
-                if stdin is not None and not stdin.closed and len(self.pending):
-                    self._write_stdin(stdin)  # what fits in the pipe now: the gate's line and the input's start
-                worker = threading.Thread(target=contextvars.copy_context().run, args=(meanwhile,),
-                                          name="toolcatalog-meanwhile", daemon=True)
-                worker.start()
-            self._loop()
+            if meanwhile is None:
+                self._loop()
+            else:
+                self._beside(meanwhile)
             exit_code = self._finish()
         finally:
             self._cleanup()
-            if worker is not None:
-                worker.join()
         return ProcessResult(
             argv=self.argv,
             exit_code=exit_code,
@@ -708,6 +701,31 @@ class _Runner:
             duration_s=time.monotonic() - self.started,
             error=CANCELLED if self.cancelled else None,
         )
+
+    def _beside(self, meanwhile: Callable[[], None]) -> None:
+        """`meanwhile` on this thread, the loop on a thread of its own until both are done. Not the
+        other way round: a process started with a parent-death signal (`_spawn_argv`) gets it when
+        the thread that started it ends, so what `meanwhile` starts (a later run, started ahead)
+        must be started by this long-lived thread."""
+        stdin = self.proc.stdin
+        if stdin is not None and not stdin.closed and len(self.pending):
+            self._write_stdin(stdin)  # what fits in the pipe now: the gate's line and the input's start
+        failed: list[BaseException] = []
+
+        def loop() -> None:
+            try:
+                self._loop()
+            except BaseException as exc:  # noqa: BLE001 - raised again on the calling thread
+                failed.append(exc)
+
+        reader = threading.Thread(target=loop, name="toolcatalog-reader", daemon=True)
+        reader.start()
+        try:
+            meanwhile()
+        finally:
+            reader.join()
+        if failed:
+            raise failed[0]
 
     def _loop(self) -> None:
         """Select until the process is done: its output read, its input written, its deadline kept."""
