@@ -493,8 +493,9 @@ class Started:
                since: float | None = None, meanwhile: Callable[[], None] | None = None) -> ProcessResult:
         """Write `stdin` (after the gate's line, when it waits behind one: `stdin` then starts with
         it) and read until the end, as `run_process`; the deadline counts from `since` (default now).
-        `meanwhile`: called once the first of `stdin` is written (the tool is on its way), before
-        the output is read: other work that can overlap the run (the pipes hold what it writes)."""
+        `meanwhile`: called on a thread of its own once the first of `stdin` is written (the tool is
+        on its way) and waited for before this returns: other work that overlaps the run, while the
+        run's pipes are read and its timeout counted as without it."""
         assert not self.done, "a started process is finished once"
         self.done = True
         started = time.monotonic() if since is None else since
@@ -677,26 +678,15 @@ class _Runner:
         return min(self.deadline - now, tick)
 
     def run(self, meanwhile: Callable[[], None] | None = None) -> ProcessResult:
-        """The loop; `meanwhile` is called once the process has its first stdin (its gate open)."""
+        """The loop; `meanwhile` is called once the process has its first stdin (its gate open),
+        while the loop goes on beside it (`_beside`): the process's pipes are read and written, and
+        its time counted, as without it."""
         try:
             self._register()
-            if meanwhile is not None:
-                stdin = self.proc.stdin
-                if stdin is not None and not stdin.closed and len(self.pending):
-                    self._write_stdin(stdin)  # what fits in the pipe now: the gate's line and the input's start
-                meanwhile()
-            while True:
-                wait = self._next_wait(time.monotonic())
-                if wait is None:
-                    break
-                for key, _mask in self.sel.select(max(0.0, wait)):
-                    tag = key.data
-                    if tag == "in":
-                        self._write_stdin(cast(IO[bytes], key.fileobj))
-                    elif tag == "exit":
-                        self.sel.unregister(key.fileobj)  # _next_wait notices the exit
-                    else:
-                        self._read(cast(IO[bytes], key.fileobj), tag)
+            if meanwhile is None:
+                self._loop()
+            else:
+                self._beside(meanwhile)
             exit_code = self._finish()
         finally:
             self._cleanup()
@@ -711,6 +701,46 @@ class _Runner:
             duration_s=time.monotonic() - self.started,
             error=CANCELLED if self.cancelled else None,
         )
+
+    def _beside(self, meanwhile: Callable[[], None]) -> None:
+        """`meanwhile` on this thread, the loop on a thread of its own until both are done. Not the
+        other way round: a process started with a parent-death signal (`_spawn_argv`) gets it when
+        the thread that started it ends, so what `meanwhile` starts (a later run, started ahead)
+        must be started by this long-lived thread."""
+        stdin = self.proc.stdin
+        if stdin is not None and not stdin.closed and len(self.pending):
+            self._write_stdin(stdin)  # what fits in the pipe now: the gate's line and the input's start
+        failed: list[BaseException] = []
+
+        def loop() -> None:
+            try:
+                self._loop()
+            except BaseException as exc:  # noqa: BLE001 - raised again on the calling thread
+                failed.append(exc)
+
+        reader = threading.Thread(target=loop, name="toolcatalog-reader", daemon=True)
+        reader.start()
+        try:
+            meanwhile()
+        finally:
+            reader.join()
+        if failed:
+            raise failed[0]
+
+    def _loop(self) -> None:
+        """Select until the process is done: its output read, its input written, its deadline kept."""
+        while True:
+            wait = self._next_wait(time.monotonic())
+            if wait is None:
+                break
+            for key, _mask in self.sel.select(max(0.0, wait)):
+                tag = key.data
+                if tag == "in":
+                    self._write_stdin(cast(IO[bytes], key.fileobj))
+                elif tag == "exit":
+                    self.sel.unregister(key.fileobj)  # _next_wait notices the exit
+                else:
+                    self._read(cast(IO[bytes], key.fileobj), tag)
 
     def _finish(self) -> int | None:
         # Nothing of the group may outlive the run: kill leftovers while the

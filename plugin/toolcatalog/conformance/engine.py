@@ -383,7 +383,7 @@ class _Crash:
 def _guarded(task: Task, stop: threading.Event, before: Callable[[], None] | None = None) -> tuple[Any, float]:
     """The task's result (or the exception it raised) and the seconds it took. `before`: a later
     task's start ahead (`_ahead_of`), done while this task's first process runs (its tool on its
-    way, its output waiting in the pipes); when it fails, that task simply starts in its turn."""
+    way, its pipes read meanwhile: `process.Started.finish`); when it fails, that task simply starts in its turn."""
     with cancel_on(stop):
         started = time.monotonic()
         with job_mod.meanwhile(before):  # done while the task's first process runs (job.meanwhile)

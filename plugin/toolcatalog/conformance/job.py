@@ -102,28 +102,39 @@ class Context:
     unseen: list[str] = field(default_factory=list)  # the build's own folders in the workspace: hidden from every run
     _ahead: dict[Start, list[tuple[sandbox_mod.Launch, Started]]] = field(default_factory=dict, repr=False)  # oldest first
     _ahead_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _ahead_closed: bool = field(default=False, repr=False)  # `drop_ahead` was called: nothing more is started ahead
 
     def start_ahead(self, start: Start) -> None:
         """Start `start`'s sandbox now, gated: set up while other runs go on, its tool started only
         when a task runs that very process (`run`). Nothing where it cannot wait behind a gate."""
         facts = self.sandbox
-        if facts.mechanism is None or facts.withheld:
+        if facts.mechanism is None or facts.withheld or self._ahead_closed:
             return
         launch = sandbox_mod.prepare(facts, list(start.argv), cwd=Path(start.cwd), env=dict(start.env), workspace=self.workspace,
                                      network=start.network, hidden=list(self.unseen), roots=self.roots, gated=True)
         if launch.refusal or not launch.gate:
             launch.close()
             return
-        begun = start_process(launch.argv, cwd=launch.cwd, env=launch.env, piped=True)
+        try:
+            begun = start_process(launch.argv, cwd=launch.cwd, env=launch.env, piped=True)
+        except BaseException:
+            launch.close()
+            raise
         if not isinstance(begun, Started):
             launch.close()
             return
         with self._ahead_lock:
-            self._ahead.setdefault(start, []).append((launch, begun))
+            kept = not self._ahead_closed
+            if kept:
+                self._ahead.setdefault(start, []).append((launch, begun))
+        if not kept:  # the check ended while this was set up (an interrupted check's worker)
+            _drop((launch, begun))
 
     def drop_ahead(self) -> None:
-        """End every run started ahead that no task took (the check is over, or was interrupted)."""
+        """End every run started ahead that no task took (the check is over, or was interrupted),
+        and any start ahead still under way once it is set up: nothing is started ahead after this."""
         with self._ahead_lock:
+            self._ahead_closed = True
             left, self._ahead = [item for items in self._ahead.values() for item in items], {}
         for item in left:
             _drop(item)

@@ -33,7 +33,10 @@ PIDS, MEMORY = "pids", "memory"
 # controller -> (v1 limit file, v2 limit file)
 _LIMIT = {PIDS: ("pids.max", "pids.max"), MEMORY: ("memory.limit_in_bytes", "memory.max")}
 _counter = itertools.count()
-# The shell's loop in Python, for environments the shell would change: the same groups, message and exit code.
+# The shell's loop in Python, for environments the shell would change: the same groups, message and
+# exit code. Python changes its own environment as it starts (in the C locale it sets LC_CTYPE=C.UTF-8,
+# PEP 538, which -I does not turn off), so the command is started with the environment block this
+# process was given, as the kernel keeps it (/proc/self/environ), not with os.environ.
 _ENTER_PY = (
     "import os, sys\n"
     "n = int(sys.argv[1])\n"
@@ -44,7 +47,9 @@ _ENTER_PY = (
     "    except OSError:\n"
     "        sys.stderr.write('toolcatalog: cannot enter the control group of the run\\n')\n"
     "        sys.exit(125)\n"
-    "os.execvp(sys.argv[2 + n], sys.argv[2 + n:])\n"
+    "with open('/proc/self/environ', 'rb') as stream:\n"
+    "    given = dict(item.split(b'=', 1) for item in stream.read().split(b'\\0') if b'=' in item)\n"
+    "os.execvpe(sys.argv[2 + n], sys.argv[2 + n:], given)\n"
 )
 
 

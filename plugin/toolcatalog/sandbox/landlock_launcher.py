@@ -532,6 +532,19 @@ class _Options:
         self.record = ""
         self.only_exec = False
         self.command: list[str] = []
+        self.env: dict[bytes, bytes] = _given_environment()
+
+
+def _given_environment() -> dict[bytes, bytes]:
+    """The environment this process was started with, as the kernel keeps it: Python changes its
+    own as it starts (in the C locale it sets LC_CTYPE=C.UTF-8, PEP 538, which -I does not turn
+    off), and the command must get exactly the launcher's. Read before Landlock restricts reads."""
+    try:
+        with open("/proc/self/environ", "rb") as stream:
+            block = stream.read()
+    except OSError:
+        return dict(os.environb)
+    return dict(item.split(b"=", 1) for item in block.split(b"\0") if b"=" in item)
 
 
 def _parse(args: list[str]) -> _Options | str:
@@ -581,7 +594,7 @@ def _child(opts: _Options, parent_end: socket.socket | None, child_end: socket.s
         _stay_in_the_group()
         if opts.cwd:
             os.chdir(opts.cwd)
-        os.execvp(command[0], command)
+        os.execvpe(command[0], command, opts.env)
     except BaseException as exc:  # noqa: BLE001 - anything: report it and exit like exec failed
         print(f"landlock launcher: {command[0]}: {exc}", file=sys.stderr)
         os._exit(127 if isinstance(exc, FileNotFoundError) else 126)

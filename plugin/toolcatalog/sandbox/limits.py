@@ -96,6 +96,16 @@ def gate_possible(env: Mapping[str, str]) -> bool:
     return shell() is not None and shellenv.kept(env)
 
 
+def gate_variable(env: Mapping[str, str]) -> str:
+    """The shell variable the gate's `read` fills: one not in `env`, so that the tool never gets a
+    variable of its environment emptied (the shell exports a variable it was given, and `read`
+    sets it to the gate's empty line)."""
+    name = "_"
+    while name in env:
+        name += "g"
+    return name
+
+
 def shell_wrap(command: list[str], limits: Limits, program: str | None, nproc: str, env: Mapping[str, str],
                sh: str | None, gated: bool = False) -> list[str]:
     """`wrap`, with the caps set by `sh` (`shell()`) instead of prlimit where the shell hands the
@@ -118,7 +128,8 @@ def shell_wrap(command: list[str], limits: Limits, program: str | None, nproc: s
         # the tool's own input) and starts the tool only then; at end of file (the build is gone)
         # it exits without starting it. Only where the shell keeps `env` (`gate_possible`).
         assert sh is not None and shellenv.kept(env), "gate_possible() first"
-        return [sh, "-c", "read -r _ && " + "".join(f"ulimit {c} && " for c in caps) + 'exec "$@"', "sh", *command]
+        script = f"read -r {gate_variable(env)} && " + "".join(f"ulimit {c} && " for c in caps) + 'exec "$@"'
+        return [sh, "-c", script, "sh", *command]
     if not caps:
         return command
     if sh is None or not shellenv.kept(env):
