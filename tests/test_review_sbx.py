@@ -179,3 +179,23 @@ def test_a_run_started_ahead_during_another_run_outlives_that_run(tmp_path: Path
     second = ctx.run(argv, cwd=folder, stdin=b"{}", timeout_s=20, env=ctx.env)
     assert not ctx._ahead
     assert second.result.exit_code == 0, second.result
+
+
+def test_a_process_started_for_the_mcp_sdk_gets_exactly_its_environment_in_the_c_locale() -> None:
+    # The parent-death shim is Python: started in the C locale it adds LC_CTYPE=C.UTF-8 to its
+    # os.environ (PEP 538), which the command it execs got as well.
+    env = {"LANG": "C", "PATH": "/usr/bin:/bin", "ODD-NAME": "x y"}
+    done = subprocess.run(process.die_with_parent_argv(["env", "-0"]), env=env, capture_output=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    got = dict(item.partition(b"=")[::2] for item in done.stdout.split(b"\0") if item)
+    assert got == {key.encode(): value.encode() for key, value in env.items()}
+
+
+def test_the_default_jobs_follow_the_cpus_the_build_may_use() -> None:
+    # os.cpu_count() counts the machine's CPUs; a container or taskset may allow fewer, and then
+    # "a core to spare" for starting runs ahead is not there.
+    code = "from toolcatalog.conformance import engine; print(engine.usable_cpus())"
+    done = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    if done.returncode != 0 and "taskset" in done.stderr:
+        pytest.skip(f"taskset cannot restrict this process: {done.stderr.strip()}")
+    assert done.stdout.strip() == "1", done.stderr

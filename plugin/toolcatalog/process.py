@@ -162,13 +162,17 @@ def parent_death_preexec() -> Callable[[], None] | None:
 
 
 # Run with the build's Python by `die_with_parent_argv`: the parent-death signal, the check that the
-# parent is still the one that started it, then the command itself in the same process.
+# parent is still the one that started it, then the command itself in the same process, with the
+# environment as the kernel passed it (Python's start in the C locale adds LC_CTYPE to os.environ,
+# PEP 538, which the command must not get).
 _SHIM = (
     "import ctypes, os, sys\n"
     "ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)\n"
     "if os.getppid() != int(sys.argv[1]):\n"
     "    os._exit(137)\n"
-    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+    "with open('/proc/self/environ', 'rb') as given:\n"
+    "    env = dict(item.partition(b'=')[::2] for item in given.read().split(b'\\0') if item)\n"
+    "os.execvpe(sys.argv[2], sys.argv[2:], env)\n"
 )
 
 

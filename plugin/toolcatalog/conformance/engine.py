@@ -230,7 +230,7 @@ def _run(pending: list[Planned], options: Options, progress: "Progress | None" =
     seconds: dict[int, float] = {index: 0.0 for index in range(len(pending))}
     if not tasks:
         return results, seconds
-    workers = max(1, min(options.jobs or os.cpu_count() or 1, len(tasks)))
+    workers = max(1, min(options.jobs or usable_cpus(), len(tasks)))
     ahead = ctx if ctx is not None and _starts_ahead(ctx, workers) else None
     stop = threading.Event()
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="toolcatalog")
@@ -255,10 +255,18 @@ def _run(pending: list[Planned], options: Options, progress: "Progress | None" =
     return results, seconds
 
 
+def usable_cpus() -> int:
+    """The CPUs this build may run on (a container or `taskset` can allow fewer than the machine has)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no affinity call on this platform
+        return os.cpu_count() or 1
+
+
 def _starts_ahead(ctx: Context, workers: int) -> bool:
     """Whether tasks start later tasks' sandboxes ahead: only with a core to spare for it, and a
     sandbox that can wait behind a gate (bubblewrap)."""
-    return workers < (os.cpu_count() or 1) and ctx.sandbox.mechanism == "bwrap" and not ctx.sandbox.withheld
+    return workers < usable_cpus() and ctx.sandbox.mechanism == "bwrap" and not ctx.sandbox.withheld
 
 
 def _ahead_of(ctx: Context | None, tasks: list[tuple[int, Task, Start | None]], n: int) -> Callable[[], None] | None:
