@@ -6,6 +6,8 @@ so other test modules can add their own without clashing.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -33,6 +35,29 @@ def user_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
     folder.mkdir(exist_ok=True)
     with environment({"XDG_CACHE_HOME": str(folder), "TOOLCATALOG_RESULTS_KEY": None}):
         yield folder
+
+
+@pytest.fixture(scope="session", autouse=True)
+def processes_start_like_the_suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """What every process the tests start shares with the suite's own, so that starting one costs
+    what starting Python costs (the suite starts a few thousand):
+
+    - `python3` on PATH is the interpreter running the suite (its folder first), as it is inside
+      the sandbox (`layout.sandbox_path`) and in the documented workflow's steps: never a version
+      manager's shim, a shell script that runs a dozen helpers before each Python starts (tests
+      about shims make their own). Tools still get only what the product passes them.
+    - Compiled modules are kept for the run: where `PYTHONDONTWRITEBYTECODE` is set (nothing may be
+      written beside the sources), they go to one folder in the run's temporary root
+      (`PYTHONPYCACHEPREFIX`) instead of being compiled again by every process. Runs of tools are
+      unaffected: the product sets `PYTHONDONTWRITEBYTECODE=1` for them (`process.scrubbed_env`)."""
+    changes: dict[str, str | None] = {
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    }
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        changes["PYTHONDONTWRITEBYTECODE"] = None
+        changes["PYTHONPYCACHEPREFIX"] = str(run_folder(tmp_path_factory) / "pycache")
+    with environment(changes):
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)
