@@ -132,3 +132,22 @@ def team_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from teamsite import build_team
 
     return shared(tmp_path_factory, "team", build_team)
+
+
+# What each once-per-run build (once.py) is requested through: the tests that read the same build
+# form one xdist group (`--dist loadgroup`, as `.ci/dev.py test` runs the suite), run by one worker
+# while the other runs the rest, instead of the second worker waiting on the first one's lock.
+SHARED_BUILDS = {
+    "team_site": "team-site",
+    "demo_site": "demo-site",
+    "dist": "dist",
+    **dict.fromkeys(("reference", "properdocs_site", "zensical_site", "mkdocs2_site", "zensical_bin", "mkdocs2_bin"), "generators"),
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        group = next((SHARED_BUILDS[name] for name in getattr(item, "fixturenames", ()) if name in SHARED_BUILDS), None)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
