@@ -59,7 +59,8 @@ def main(argv: list[str]) -> int:
         # Python's recursion limit (one left by an interrupted run would crash the next run).
         basetemp = tempfile.mkdtemp(prefix="toolcatalog-tests-")
         try:
-            result = subprocess.run([str(PYTHON), "-m", "pytest", "-n", "2", f"--basetemp={basetemp}", *argv[1:]], cwd=ROOT)
+            # loadgroup: the tests that read one once-per-run build run on one worker (tests/conftest.py).
+            result = subprocess.run([str(PYTHON), "-m", "pytest", "-n", "2", "--dist", "loadgroup", f"--basetemp={basetemp}", *argv[1:]], cwd=ROOT)
         finally:
             subprocess.run(["rm", "-rf", "--one-file-system", basetemp], check=False)
         return result.returncode

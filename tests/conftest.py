@@ -6,6 +6,9 @@ so other test modules can add their own without clashing.
 
 from __future__ import annotations
 
+import json
+import os
+import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -33,6 +36,29 @@ def user_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
     folder.mkdir(exist_ok=True)
     with environment({"XDG_CACHE_HOME": str(folder), "TOOLCATALOG_RESULTS_KEY": None}):
         yield folder
+
+
+@pytest.fixture(scope="session", autouse=True)
+def processes_start_like_the_suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """What every process the tests start shares with the suite's own, so that starting one costs
+    what starting Python costs (the suite starts a few thousand):
+
+    - `python3` on PATH is the interpreter running the suite (its folder first), as it is inside
+      the sandbox (`layout.sandbox_path`) and in the documented workflow's steps: never a version
+      manager's shim, a shell script that runs a dozen helpers before each Python starts (tests
+      about shims make their own). Tools still get only what the product passes them.
+    - Compiled modules are kept for the run: where `PYTHONDONTWRITEBYTECODE` is set (nothing may be
+      written beside the sources), they go to one folder in the run's temporary root
+      (`PYTHONPYCACHEPREFIX`) instead of being compiled again by every process. Runs of tools are
+      unaffected: the product sets `PYTHONDONTWRITEBYTECODE=1` for them (`process.scrubbed_env`)."""
+    changes: dict[str, str | None] = {
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    }
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        changes["PYTHONDONTWRITEBYTECODE"] = None
+        changes["PYTHONPYCACHEPREFIX"] = str(run_folder(tmp_path_factory) / "pycache")
+    with environment(changes):
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -107,3 +133,52 @@ def team_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from teamsite import build_team
 
     return shared(tmp_path_factory, "team", build_team)
+
+
+# What each once-per-run build (once.py) is requested through: the tests that read the same build
+# form one group, run by one worker while the other runs the rest, instead of the second worker
+# waiting on the first one's lock (`--dist loadgroup`, as `.ci/dev.py test` runs the suite).
+SHARED_BUILDS = {
+    "team_site": "team-site",
+    "demo_site": "demo-site",
+    "dist": "dist",
+    **dict.fromkeys(("reference", "properdocs_site", "zensical_site", "mkdocs2_site", "zensical_bin", "mkdocs2_bin"), "generators"),
+}
+GROUPS_FILE = "xdist-groups.json"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test that requests a shared build gets its group (an `xdist_group` mark). A worker also
+    writes the groups for the scheduler (`pytest_xdist_make_scheduler`): pytest-xdist 3.8 marks the
+    group in `item._nodeid`, which pytest 9 no longer reads, so its own grouping never happens."""
+    groups: dict[str, str] = {}
+    for item in items:
+        group = next((SHARED_BUILDS[name] for name in getattr(item, "fixturenames", ()) if name in SHARED_BUILDS), None)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+            groups[item.nodeid] = group
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        folder = run_folder(config._tmp_path_factory)  # type: ignore[attr-defined]  # pytest's own, as xdist reads it
+        mine = folder / f"{GROUPS_FILE}.{os.environ['PYTEST_XDIST_WORKER']}"
+        mine.write_text(json.dumps(groups), encoding="utf-8")
+        mine.replace(folder / GROUPS_FILE)  # whole or absent: every worker writes the same
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadgroup` by the groups the workers wrote: one unit per group, every other test a
+    unit of its own; the groups (the most tests first) are handed out before the single tests."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    groups_file = run_folder(config._tmp_path_factory) / GROUPS_FILE  # type: ignore[attr-defined]
+
+    class BuildGroups(LoadScopeScheduling):
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:  # read once every worker has collected (and so written it)
+                self.groups = json.loads(groups_file.read_text(encoding="utf-8")) if groups_file.is_file() else {}
+            return self.groups.get(nodeid, nodeid)
+
+    return BuildGroups(config, log)

@@ -5,6 +5,11 @@ A session fixture runs once per worker, so a site built by one is built again by
 in the run's common temporary folder: the first worker to ask takes a lock and builds it, the
 others wait for it and read the result. What it builds is read-only to the tests that use it.
 
+A worker that asks while another builds waits for it: conftest.py's `SHARED_BUILDS` names the
+fixtures each build is requested through, and the tests requesting one form one xdist group
+(`--dist loadgroup`, as `.ci/dev.py test` runs them), so they run on the worker that builds it.
+A new fixture over `shared` belongs in that table.
+
 A build that raises leaves no result behind: the next worker that asks builds it again (and
 fails in its own tests with its own traceback).
 """

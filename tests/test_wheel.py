@@ -78,8 +78,11 @@ def test_distributions_pass_twine_check_and_carry_the_license(dist: Path) -> Non
 
 
 def new_venv(where: Path, *requirements: str) -> Path:
-    venv.EnvBuilder(with_pip=True).create(where)
-    run([str(where / "bin" / "python"), "-m", "pip", "install", "--quiet", *requirements], cwd=where.parent)
+    """A fresh venv with `requirements` installed by this interpreter's pip (no ensurepip per venv;
+    no byte-compiling of every installed module: each run compiles what it imports)."""
+    venv.EnvBuilder(with_pip=False).create(where)
+    run([sys.executable, "-m", "pip", "--python", str(where / "bin" / "python"), "install", "--quiet", "--no-compile", *requirements],
+        cwd=where.parent)
     return where / "bin"
 
 
