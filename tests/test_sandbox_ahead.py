@@ -124,10 +124,10 @@ def test_a_check_with_a_core_to_spare_starts_runs_ahead_and_they_give_the_same_r
         return found
 
     monkeypatch.setattr(job.Context, "_take_ahead", counting)
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(engine, "usable_cpus", lambda: 2)
     found, stats = run_check(ws, jobs=1)
     assert stats.processes == 4 and taken.count(True) == 3, taken  # every run but the first was started ahead
-    monkeypatch.setattr(os, "cpu_count", lambda: 1)  # no core to spare: nothing is started ahead
+    monkeypatch.setattr(engine, "usable_cpus", lambda: 1)  # no core to spare: nothing is started ahead
     taken.clear()
     plain, _ = run_check(ws, jobs=1)
     assert taken.count(True) == 0
@@ -141,7 +141,7 @@ def test_a_check_with_a_core_to_spare_starts_runs_ahead_and_they_give_the_same_r
 
 def test_starting_ahead_needs_a_spare_core_and_bubblewrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ctx = job.make_context(Options(cache=False), tmp_path, sandbox=sandbox.Facts("off", reason="off"))
-    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(engine, "usable_cpus", lambda: 4)
     assert not engine._starts_ahead(ctx, 1)
     if FACTS.mechanism == "bwrap":
         ctx = _context(tmp_path)
