@@ -1,0 +1,65 @@
+"""The review of the streamed outputs (`outputs.write_site`, the MkDocs plugin's `on_post_build`):
+a link in site_dir is never written through, and a file that cannot be written is a clear
+ExportError naming it, not a traceback.
+
+MkDocs' clean (`mkdocs.utils.clean_directory`) leaves a link to a folder in place (it calls
+`shutil.rmtree` on it with errors ignored), so a `site/agents -> elsewhere` link a commit planted
+survives `mkdocs build`, and each per-tool file went through it, outside the build's outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from manifests import speccify_text
+from sitebuild import build as mkdocs_build
+from sitebuild import mkdocs_project, write
+from toolcatalog import pipeline
+from toolcatalog.options import Options
+from toolcatalog.outputs import ExportError
+
+
+def _workspace(root: Path, count: int = 2) -> Path:
+    for index in range(count):
+        write(root / ".agent" / "tools" / f"tool-{index}" / "TOOL.md", speccify_text(f"tool-{index}"))
+    return root
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> pipeline.Build:
+    return pipeline.prepare(_workspace(tmp_path_factory.mktemp("small")), Options(cache=False, run_examples=False))
+
+
+def test_a_link_in_the_site_is_not_written_through(small: pipeline.Build, tmp_path: Path) -> None:
+    site, elsewhere = tmp_path / "site", tmp_path / "elsewhere"
+    site.mkdir()
+    elsewhere.mkdir()
+    (site / "tools").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(ExportError, match=r"tools/.*\.json cannot be written into the site: .*is a link"):
+        small.write_outputs(site)
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_folder_where_an_output_goes_is_a_clear_error(small: pipeline.Build, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "catalog.json").mkdir(parents=True)  # e.g. docs/catalog.json/index.md, built by MkDocs
+    with pytest.raises(ExportError, match=r"^catalog\.json cannot be written into the site"):
+        small.write_outputs(site)
+    assert (site / "catalog.json").is_dir()
+    assert not [p for p in site.rglob(".catalog.json.*")]  # no temporary file left behind
+
+
+def test_a_planted_site_link_survives_mkdocs_clean_and_is_refused(tmp_path: Path) -> None:
+    root, elsewhere = _workspace(tmp_path / "project", 1), tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    mkdocs_project(root, {"run_examples": False, "cache": False, "tool_json_dir": "agents"})
+    (root / "site").mkdir()
+    (root / "site" / "agents").symlink_to(elsewhere, target_is_directory=True)  # committed by the repository
+    result = mkdocs_build(root, check=False)
+    assert (root / "site" / "agents").is_symlink()  # MkDocs' clean left it in place
+    assert list(elsewhere.iterdir()) == []  # nothing written outside the build's outputs
+    assert result.returncode != 0
+    log = result.stdout + result.stderr
+    assert "agents/tool-0.json cannot be written into the site" in log
+    assert "Traceback" not in log
