@@ -8,6 +8,8 @@ survives `mkdocs build`, and each per-tool file went through it, outside the bui
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,7 @@ import pytest
 from manifests import speccify_text
 from sitebuild import build as mkdocs_build
 from sitebuild import mkdocs_project, write
-from toolcatalog import pipeline
+from toolcatalog import pipeline, render
 from toolcatalog.options import Options
 from toolcatalog.outputs import ExportError
 
@@ -63,3 +65,32 @@ def test_a_planted_site_link_survives_mkdocs_clean_and_is_refused(tmp_path: Path
     log = result.stdout + result.stderr
     assert "agents/tool-0.json cannot be written into the site" in log
     assert "Traceback" not in log
+
+
+# -- the short Markdown kept per process ------------------------------------------------------------
+
+
+def _bomb(seed: int) -> str:
+    """A text of 1 KB (kept per process by its length) whose HTML is ten times longer: empty links,
+    each given its `href` and `rel`. (A table of many columns whose rows the table fills out is far
+    worse: 1 KB of text, 330 KB of HTML.)"""
+    return (f"[{seed}](x)" + "[](x)" * 300)[: render.REMEMBERED_CHARS]
+
+
+def test_a_short_text_that_renders_to_much_html_is_not_kept_for_the_process() -> None:
+    render._remembered.cache_clear()
+    texts = [_bomb(seed) for seed in range(20)]
+    assert all(len(text) <= render.REMEMBERED_CHARS for text in texts)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        sizes = [len(render.markdown_html(text)) for text in texts]  # each page lets its HTML go
+        gc.collect()
+        held, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert min(sizes) > 5 * len(texts[0])  # each renders to far more HTML than its text
+    assert held < 50_000  # bytes still allocated: none of the 200 KB of HTML is kept by the process
+    assert render.markdown_html(texts[0]) == render._rendered(texts[0], 1)
+    render.markdown_html("A shared *description*.")
+    assert 0 < render._remembered.kept_chars() <= render.REMEMBERED_CHARS + render.REMEMBERED_HTML_CHARS

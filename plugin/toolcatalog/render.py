@@ -17,7 +17,6 @@ shown as plain text with a note saying why. Nothing is dropped.
 from __future__ import annotations
 
 import contextvars
-import functools
 import json
 import re
 from dataclasses import dataclass
@@ -87,13 +86,41 @@ def markdown_html(text: str, shift_headings: int = 1) -> Markup:
 
 
 REMEMBERED_CHARS = 1024  # texts this short (one-line descriptions) are rendered once per process
+REMEMBERED_HTML_CHARS = 4 * REMEMBERED_CHARS  # and kept only when their HTML is this short too
+REMEMBERED_TEXTS = 1024  # how many are kept, the least recently used let go first
 
 
-@functools.lru_cache(maxsize=1024)
-def _remembered(text: str, shift_headings: int) -> Markup:
+class _Remembered:
     """`_rendered`, kept for the same text: a description many tools or schema properties share
-    is rendered once (at most about a megabyte of texts and their HTML are kept)."""
-    return _rendered(text, shift_headings)
+    is rendered once. At most `REMEMBERED_TEXTS` texts are kept, each with HTML of at most
+    `REMEMBERED_HTML_CHARS` (about 5 MB in all): a short text can render to far more HTML
+    than it holds (a 1 KB table of many columns and rows is some 300 KB), and such a rendering
+    is made again at each use rather than held for the life of the process."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, int], Markup] = {}  # in order of use, the oldest first
+
+    def __call__(self, text: str, shift_headings: int) -> Markup:
+        key = (text, shift_headings)
+        found = self._kept.pop(key, None)
+        if found is None:
+            found = _rendered(text, shift_headings)
+            if len(found) > REMEMBERED_HTML_CHARS:
+                return found
+            while len(self._kept) >= REMEMBERED_TEXTS:
+                self._kept.pop(next(iter(self._kept)), None)
+        self._kept[key] = found  # the most recently used last
+        return found
+
+    def cache_clear(self) -> None:
+        self._kept.clear()
+
+    def kept_chars(self) -> int:
+        """How many characters of texts and HTML are kept (tests hold it to the bound)."""
+        return sum(len(text) + len(html) for (text, _shift), html in self._kept.items())
+
+
+_remembered = _Remembered()
 
 
 def _rendered(text: str, shift_headings: int) -> Markup:
