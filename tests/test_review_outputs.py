@@ -9,6 +9,8 @@ survives `mkdocs build`, and each per-tool file went through it, outside the bui
 from __future__ import annotations
 
 import gc
+import hashlib
+import json
 import tracemalloc
 from pathlib import Path
 
@@ -94,3 +96,23 @@ def test_a_short_text_that_renders_to_much_html_is_not_kept_for_the_process() ->
     assert render.markdown_html(texts[0]) == render._rendered(texts[0], 1)
     render.markdown_html("A shared *description*.")
     assert 0 < render._remembered.kept_chars() <= render.REMEMBERED_CHARS + render.REMEMBERED_HTML_CHARS
+
+
+# -- docs_dir overrides ----------------------------------------------------------------------------
+
+
+def test_a_docs_file_mkdocs_left_out_does_not_take_an_outputs_place(tmp_path: Path) -> None:
+    """`exclude_docs` (or its default `.*` and `/templates/`, or a draft) keeps a docs file out of
+    the site: the output is then written, not dropped for a file the site does not have."""
+    root = _workspace(tmp_path / "project", 1)
+    mkdocs_project(root, {"run_examples": False, "cache": False}, exclude_docs="llms.txt\ntools/tool-0.json\n")
+    write(root / "docs" / "llms.txt", "the docs' own, left out of the site\n")
+    write(root / "docs" / "tools" / "tool-0.json", "{}\n")
+    result = mkdocs_build(root)
+    site = root / "site"
+    assert "exists in docs_dir" not in result.stdout + result.stderr
+    assert (site / "llms.txt").read_text(encoding="utf-8").startswith("# ")  # ours
+    assert json.loads((site / "tools" / "tool-0.json").read_text(encoding="utf-8"))["id"] == "tool-0"
+    listed = json.loads((site / "catalog.digests.json").read_text(encoding="utf-8"))["files"]
+    for rel in ("llms.txt", "tools/tool-0.json"):
+        assert listed[rel]["sha256"] == hashlib.sha256((site / rel).read_bytes()).hexdigest()
