@@ -116,3 +116,16 @@ def test_a_docs_file_mkdocs_left_out_does_not_take_an_outputs_place(tmp_path: Pa
     listed = json.loads((site / "catalog.digests.json").read_text(encoding="utf-8"))["files"]
     for rel in ("llms.txt", "tools/tool-0.json"):
         assert listed[rel]["sha256"] == hashlib.sha256((site / rel).read_bytes()).hexdigest()
+
+
+def test_a_table_that_makes_far_more_cells_than_it_writes_is_shown_as_text() -> None:
+    """1 KB of a wide header and one-cell rows: markdown-it fills each row out to every column
+    (40,000 cells, 330 KB of HTML, a second of CPU each; a page's budget holds 256 of them)."""
+    bomb = ("|" + "a|" * 128 + "\n" + "|" + "-|" * 128 + "\n" + "a\n" * 512)[:1024]
+    shown = render._rendered(bomb, 1)
+    assert "<table>" not in shown and "far more cells than it writes out" in shown
+    assert len(shown) < 3 * len(bomb)
+    written = "| a | b |\n|---|:-:|\n" + "| x | y |\n" * 100  # every cell written out
+    assert str(render._rendered(written, 1)).count("<td") == 200
+    quoted = "> |a|b|c|\n> |-|-|-|\n> |1|2|3|\n"
+    assert "<table>" in render._rendered(quoted, 1)

@@ -123,8 +123,35 @@ class _Remembered:
 _remembered = _Remembered()
 
 
+# A table's delimiter row (`|---|:--:|`), after any quote markers and indentation.
+_DELIMITER_ROW = re.compile(r"^[\s>]*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$|^[\s>]*\|\s*:?-+:?\s*\|\s*$")
+
+
+def table_cells(text: str) -> int:
+    """An upper bound of the cells the tables of `text` make: each table's columns (its delimiter
+    row's) times the lines that follow it up to a blank one. markdown-it fills every row out to
+    the header's columns, so a 1 KB text of a wide header and one-cell rows makes 40,000 cells
+    (330 KB of HTML, a second of CPU); a table whose cells are written out has fewer cells than
+    half its characters."""
+    cells = 0
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if "|" not in line or "-" not in line or not _DELIMITER_ROW.match(line):
+            continue
+        columns = line.strip().strip(">").strip().strip("|").count("|") + 1
+        rows = 1  # the header
+        for after in lines[index + 1:]:
+            if not after.strip(" \t>"):
+                break
+            rows += 1
+        cells += columns * rows
+    return cells
+
+
 def _rendered(text: str, shift_headings: int) -> Markup:
     """The sanitized HTML of `text` (its budget already counted)."""
+    if "|" in text and table_cells(text) > len(text) + 256:
+        return _plain(text, "its tables have far more cells than it writes out")
     try:
         tokens = _MARKDOWN.parse(text)
         if any(token.level >= MAX_NESTING - 1 for token in tokens):
