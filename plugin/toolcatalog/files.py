@@ -127,6 +127,12 @@ def write_atomic(path: Path, text: str, inside: Path | None = None) -> None:
         raise
 
 
+def refuse_links_below(base: Path, folder: Path) -> None:
+    """OSError unless `folder` lies inside `base` and no existing part of it below `base` is a link
+    (what `write_atomic(inside=base)` holds to; for writers that put a file in place themselves)."""
+    _refuse_links_below(base, folder)
+
+
 def _refuse_links_below(base: Path, folder: Path) -> None:
     """OSError unless `folder` lies inside `base` and no existing part of it below `base` is a link."""
     base_abs, folder_abs = os.path.abspath(base), os.path.abspath(folder)

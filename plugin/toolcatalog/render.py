@@ -17,7 +17,6 @@ shown as plain text with a note saying why. Nothing is dropped.
 from __future__ import annotations
 
 import contextvars
-import functools
 import json
 import re
 from dataclasses import dataclass
@@ -87,17 +86,72 @@ def markdown_html(text: str, shift_headings: int = 1) -> Markup:
 
 
 REMEMBERED_CHARS = 1024  # texts this short (one-line descriptions) are rendered once per process
+REMEMBERED_HTML_CHARS = 4 * REMEMBERED_CHARS  # and kept only when their HTML is this short too
+REMEMBERED_TEXTS = 1024  # how many are kept, the least recently used let go first
 
 
-@functools.lru_cache(maxsize=1024)
-def _remembered(text: str, shift_headings: int) -> Markup:
+class _Remembered:
     """`_rendered`, kept for the same text: a description many tools or schema properties share
-    is rendered once (at most about a megabyte of texts and their HTML are kept)."""
-    return _rendered(text, shift_headings)
+    is rendered once. At most `REMEMBERED_TEXTS` texts are kept, each with HTML of at most
+    `REMEMBERED_HTML_CHARS` (about 5 MB in all): a short text can render to far more HTML
+    than it holds (a 1 KB table of many columns and rows is some 300 KB), and such a rendering
+    is made again at each use rather than held for the life of the process."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, int], Markup] = {}  # in order of use, the oldest first
+
+    def __call__(self, text: str, shift_headings: int) -> Markup:
+        key = (text, shift_headings)
+        found = self._kept.pop(key, None)
+        if found is None:
+            found = _rendered(text, shift_headings)
+            if len(found) > REMEMBERED_HTML_CHARS:
+                return found
+            while len(self._kept) >= REMEMBERED_TEXTS:
+                self._kept.pop(next(iter(self._kept)), None)
+        self._kept[key] = found  # the most recently used last
+        return found
+
+    def cache_clear(self) -> None:
+        self._kept.clear()
+
+    def kept_chars(self) -> int:
+        """How many characters of texts and HTML are kept (tests hold it to the bound)."""
+        return sum(len(text) + len(html) for (text, _shift), html in self._kept.items())
+
+
+_remembered = _Remembered()
+
+
+# A table's delimiter row (`|---|:--:|`), after any quote markers and indentation.
+_DELIMITER_ROW = re.compile(r"^[\s>]*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$|^[\s>]*\|\s*:?-+:?\s*\|\s*$")
+
+
+def table_cells(text: str) -> int:
+    """An upper bound of the cells the tables of `text` make: each table's columns (its delimiter
+    row's) times the lines that follow it up to a blank one. markdown-it fills every row out to
+    the header's columns, so a 1 KB text of a wide header and one-cell rows makes 40,000 cells
+    (330 KB of HTML, a second of CPU); a table whose cells are written out has fewer cells than
+    half its characters."""
+    cells = 0
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if "|" not in line or "-" not in line or not _DELIMITER_ROW.match(line):
+            continue
+        columns = line.strip().strip(">").strip().strip("|").count("|") + 1
+        rows = 1  # the header
+        for after in lines[index + 1:]:
+            if not after.strip(" \t>"):
+                break
+            rows += 1
+        cells += columns * rows
+    return cells
 
 
 def _rendered(text: str, shift_headings: int) -> Markup:
     """The sanitized HTML of `text` (its budget already counted)."""
+    if "|" in text and table_cells(text) > len(text) + 256:
+        return _plain(text, "its tables have far more cells than it writes out")
     try:
         tokens = _MARKDOWN.parse(text)
         if any(token.level >= MAX_NESTING - 1 for token in tokens):

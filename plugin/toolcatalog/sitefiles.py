@@ -63,17 +63,20 @@ class Published:
 
 class InDocs:
     """The outputs a file of docs_dir replaces, asked path by path (`outputs.write_site`'s
-    `overridden`), each one found noted in the order asked."""
+    `overridden`), each one found noted in the order asked. Only a docs file MkDocs published
+    replaces an output: one it left out (`exclude_docs`, its default `.*` and `/templates/`, a
+    draft) is not in `site_files`, and the output is written as if it were not there."""
 
-    def __init__(self, docs_dir: Path) -> None:
+    def __init__(self, docs_dir: Path, published: Collection[str]) -> None:
         self.docs_dir = docs_dir
-        self.found: dict[str, bool] = {}  # site path -> a file of docs_dir is there
+        self.published = published  # the site's own files (`site_files`)
+        self.found: dict[str, bool] = {}  # site path -> a file of docs_dir is there, and in the site
 
     def __contains__(self, path: object) -> bool:
         if not isinstance(path, str):
             return False
         if path not in self.found:
-            self.found[path] = self.docs_dir.joinpath(*path.split("/")).is_file()
+            self.found[path] = path in self.published and self.docs_dir.joinpath(*path.split("/")).is_file()
         return self.found[path]
 
     def __iter__(self) -> Iterator[str]:
@@ -89,7 +92,7 @@ def outputs_for_site(write: Callable[[Mapping[str, FileDigest], Collection[str]]
     e.g. `pipeline.Build.write_outputs` into `site_dir`), whose digest manifest lists every file
     already in `site_dir`. Each output is written as soon as it is final, none held whole."""
     others, skipped = site_files(site_dir)
-    in_docs = InDocs(docs_dir)
+    in_docs = InDocs(docs_dir, others.keys())
     done = write(others, in_docs)
     return Published(done.paths, list(in_docs), skipped, done.catalog_digest, done.site_digest)
 

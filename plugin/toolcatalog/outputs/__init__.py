@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Mapping, TypeVar
 
-from ..files import write_atomic
+from ..files import refuse_links_below, write_atomic
 from ..model import Catalog
 from ..options import Options, OptionsError, output_paths
 from . import catalog_json, integrity, mcp, registry
@@ -95,10 +95,16 @@ class Written:
     site_digest: str | None
 
 
-def write_pieces_atomic(path: Path, pieces: Iterable[str]) -> FileDigest:
+def write_pieces_atomic(path: Path, pieces: Iterable[str], inside: Path | None = None) -> FileDigest:
     """`files.write_atomic` of `"".join(pieces)`, never joined: a big file is written piece by
-    piece (via a temporary file and rename). Returns the digest of the bytes written."""
+    piece (via a temporary file and rename). `inside`: the folder the file must be written in,
+    through no link (as `write_atomic`'s). Returns the digest of the bytes written. OSError when
+    a link is on the way."""
+    if inside is not None:
+        refuse_links_below(inside, path.parent)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if inside is not None:
+        refuse_links_below(inside, path.parent)  # nothing swapped in while the folders were made
     hasher, size = hashlib.sha256(), 0
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -120,13 +126,20 @@ def write_pieces_atomic(path: Path, pieces: Iterable[str]) -> FileDigest:
 
 
 class _Folder:
-    """A sink that writes each file under `folder` as it comes, atomically, piece by piece."""
+    """A sink that writes each file under `folder` as it comes, atomically, piece by piece, and
+    never through a link: a site_dir may hold a link to a folder elsewhere (MkDocs' clean leaves a
+    link to a folder in place, so a `site/tools` link a commit planted survives `mkdocs build`).
+    A file that cannot be written (a link on the way, a folder where the file goes) is an
+    ExportError naming it."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
 
     def put(self, path: str, pieces: Iterable[str]) -> FileDigest:
-        return write_pieces_atomic(self.folder.joinpath(*path.split("/")), pieces)
+        try:
+            return write_pieces_atomic(self.folder.joinpath(*path.split("/")), pieces, inside=self.folder)
+        except OSError as exc:
+            raise ExportError(f"{path} cannot be written into the site: {exc.strerror or exc}") from None
 
 
 def write_site(catalog: Catalog, options: Options, site: Site, folder: Path, others: Mapping[str, FileDigest] | None = None,
