@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from mkdocs.plugins import event_priority
+from mkdocs.plugins import CombinedEvent, event_priority
 
 _START = time.perf_counter()
 _PAGES = [0]
@@ -47,9 +47,22 @@ def on_post_page(output: str, page: Any, config: Any) -> None:
         _status(f"{_PAGES[0]} pages written")
 
 
-@event_priority(-50)  # after the search plugin's (0), before toolcatalog's (-100)
-def on_post_build(config: Any) -> None:
-    _status("search index written (before the outputs)")
+@event_priority(150)  # before every plugin's (toolcatalog writes its outputs at 100)
+def _before_post_build(config: Any) -> None:
+    _status("before on_post_build")
+
+
+@event_priority(50)  # after toolcatalog's outputs (100; it lets its build go there), before the search plugin's (0)
+def _outputs_written(config: Any) -> None:
+    _status("toolcatalog's outputs written (at 100)")
+
+
+@event_priority(-50)  # after the search plugin's (0), before toolcatalog's digest manifest (-100)
+def _search_index(config: Any) -> None:
+    _status("search index written (search, at 0)")
+
+
+on_post_build = CombinedEvent(_before_post_build, _outputs_written, _search_index)
 
 
 def on_shutdown() -> None:

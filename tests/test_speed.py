@@ -25,6 +25,7 @@ from toolcatalog import process
 HOOK_RELEASED = """
 import json
 from pathlib import Path
+from mkdocs.plugins import event_priority
 
 seen = {}
 
@@ -34,6 +35,7 @@ def on_files(files, config):
     return files
 
 
+@event_priority(150)  # before the plugin's own on_post_build (100), which lets its pages go
 def on_post_build(config):
     plugin = config.plugins["toolcatalog"]
     held = {f.src_uri: len(f.page.content or "") for f in seen["files"].documentation_pages()

@@ -120,7 +120,7 @@ def _link_parents(items: list[Any], parent: Any, pages: list[Page]) -> None:
 WATCH_LIMIT = 8
 
 
-def watch_manifests(server: Any, workspace: Path, options: Options, catalog: Catalog | None,
+def watch_manifests(server: Any, workspace: Path, options: Options, catalog: Catalog | frozenset[str] | None,
                     avoid: Iterable[Path] = ()) -> list[Path]:
     """Rebuild when a manifest folder (or an implementation in it) changes; the results cache makes
     that rebuild re-run only the tools whose folders changed. `avoid`: folders never watched from
@@ -134,23 +134,33 @@ def watch_manifests(server: Any, workspace: Path, options: Options, catalog: Cat
     return folders
 
 
-def watch_folders(workspace: Path, options: Options, catalog: Catalog | None, avoid: Iterable[Path] = ()) -> list[Path]:
+def catalog_folders(workspace: Path, catalog: Catalog) -> frozenset[str]:
+    """The folders of every manifest of `catalog` (and of each distribution, each driver), which
+    `watch_folders` starts from: what the dev server needs of the catalog once it is let go."""
+    wanted: set[str] = set()
+    for tool in catalog.tools:
+        wanted.add(str(tool.abs_path.parent))
+        if tool.descriptor_source:  # the whole distribution: descriptor, package, code
+            wanted.add(str((workspace / tool.descriptor_source).parent))
+    for driver in catalog.drivers:
+        wanted.add(str(driver.abs_path.parent))
+    return frozenset(wanted)
+
+
+def watch_folders(workspace: Path, options: Options, catalog: Catalog | frozenset[str] | None,
+                  avoid: Iterable[Path] = ()) -> list[Path]:
     """The few folders that hold every manifest folder (and the formats' container folders, so a new
     tool is noticed without a restart), none inside another, so one edit is one change event and
     one rebuild. Sibling folders are replaced by their parent until at most `WATCH_LIMIT` remain;
-    the workspace itself is never watched whole (it holds the site and the docs)."""
+    the workspace itself is never watched whole (it holds the site and the docs). `catalog` may be
+    its `catalog_folders`."""
     root = Path(os.path.realpath(workspace))
     wanted: set[str] = set()
     if options.paths:
         wanted.update(str(workspace / p) for p in options.paths)
     else:
         if catalog is not None:
-            for tool in catalog.tools:
-                wanted.add(str(tool.abs_path.parent))
-                if tool.descriptor_source:  # the whole distribution: descriptor, package, code
-                    wanted.add(str((workspace / tool.descriptor_source).parent))
-            for driver in catalog.drivers:
-                wanted.add(str(driver.abs_path.parent))
+            wanted.update(catalog if isinstance(catalog, frozenset) else catalog_folders(workspace, catalog))
         for container in (".agent/tools", ".tools", ".drivers"):
             wanted.add(str(workspace / container))
     folders = _outermost({Path(os.path.realpath(p)) for p in wanted if os.path.isdir(p)})

@@ -28,7 +28,7 @@ from .harvest import harvest
 from .links import SourceLink
 from .model import Catalog, Diagnostic, Note, Tool
 from .options import Options
-from .outputs import FileDigest, Written
+from .outputs import FileDigest, Pending, Written
 from .outputs.site import Site
 from .placement import Placement, place
 
@@ -81,6 +81,12 @@ class Build:
         `outputs.write_site`; the same bytes). Raises outputs.ExportError."""
         with claims.once():
             return outputs.write_site(self.catalog, self.options, self.site, folder, others, overridden)
+
+    def write_outputs_first(self, folder: Path, overridden: Collection[str] = ()) -> Pending:
+        """`write_outputs` without the digest manifest (`outputs.write_site_first`): the MkDocs
+        plugin lists the site last, once the build is let go. Raises outputs.ExportError."""
+        with claims.once():
+            return outputs.write_site_first(self.catalog, self.options, self.site, folder, overridden)
 
     def markdown_pages(
         self, template_dirs: Iterable[Path] = (), source_link: SourceLink | None = None,

@@ -10,7 +10,8 @@ where MkDocs wants them:
 - `on_nav`: the catalog section (`nav.catalog_nav`).
 - `on_page_markdown` / `on_page_content`: titles, and the HTML the renderer made.
 - `on_page_context` / `on_post_page`: the title as metadata while the page itself renders.
-- `on_post_build`: the outputs for agents, each written into the site as soon as it is final.
+- `on_post_build`: the outputs for agents, each written into the site as soon as it is final, first
+  of every plugin's (the build is let go then); the digest manifest last, of the site as it is.
 - `on_serve`: watch the manifest folders.
 
 Problems in manifests are logged as warnings (so `mkdocs build --strict` fails);
@@ -20,13 +21,14 @@ a broken setup, or a tool status listed in `fail_on`, raises `PluginError`.
 from __future__ import annotations
 
 import functools
+import gc
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from markupsafe import escape
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import BasePlugin, event_priority, get_plugin_logger
+from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority, get_plugin_logger
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
@@ -65,6 +67,8 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         self.deferred: set[str] = set()  # tool pages whose HTML is made when MkDocs builds them
         self.defer: bool | None = None  # whether it is (`_defer`), decided once per build
         self.claims = claims.Memo()  # each tool's claims, derived once per build for its pages and outputs
+        self.early: sitefiles.Early | None = None  # the outputs written, until the digest manifest is (on_post_build)
+        self.watched: frozenset[str] | None = None  # the catalog's folders, for on_serve once the build is let go
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         if not self.config.enabled:
@@ -203,34 +207,69 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             self.defer = bool(mine) and mine[-1] == len(hooks) - 1
         return self.defer
 
-    @event_priority(-100)
-    def on_post_build(self, config: MkDocsConfig) -> None:
+    # The outputs for agents are written first of every plugin's `on_post_build` (priority 100) and
+    # the catalog let go at once, so that the search plugin's index (its `on_post_build`, MkDocs'
+    # build's peak) is made without it; the digest manifest is made last (priority -100), of every
+    # file of the site as it then is, ours read again: one another plugin rewrote in between is
+    # listed as it is on disk, and named in a warning.
+
+    @event_priority(100)
+    def _write_outputs(self, config: MkDocsConfig) -> None:
+        self.early = None
         if not self.config.enabled or self.build is None:
             return
-        try:  # last of every plugin's post_build (priority -100): the digest manifest lists what they wrote
-            site_dir = Path(config.site_dir)
+        build = self.build
+        try:
             with self.claims.active():
-                published = sitefiles.outputs_for_site(functools.partial(self.build.write_outputs, site_dir), site_dir,
-                                                       Path(config.docs_dir))
+                self.early = sitefiles.outputs_first(functools.partial(build.write_outputs_first, Path(config.site_dir)),
+                                                     Path(config.docs_dir))
         except outputs.ExportError as exc:
             raise PluginError(report.plain(f"toolcatalog: {exc}")) from None
         finally:
-            self.claims = claims.Memo()  # let the records go with the build
-        for path in published.overridden:
-            log.info("%s exists in docs_dir; it replaces the generated one", report.printable(path))
-        for path in published.skipped:
-            log.warning("toolcatalog: %s in site_dir is not a regular file; the digest manifest does not list it", report.printable(path))
-        log.info("wrote %d files for agents (catalog, schema, per-tool JSON, MCP tools, llms.txt, digest manifest)", len(published.files))
-        if published.catalog_digest:  # the trust anchors of `toolcatalog verify --digest`
-            log.info("catalog digest %s", published.catalog_digest)
-        if published.site_digest:
-            log.info("site digest %s (every file of the site, by its digest manifest)", published.site_digest)
+            del build
+            self._let_go()
+
+    def _let_go(self) -> None:
+        """Everything of the build the site no longer needs: only the folders `on_serve` watches stay."""
+        if self.build is not None and self.workspace is not None:
+            self.watched = catalog_nav.catalog_folders(self.workspace, self.build.catalog)
+        self.build, self.renderer, self.pages, self.deferred, self.shared_ids = None, None, {}, set(), set()
+        self.claims = claims.Memo()  # let the records go with the build
+        gc.collect()  # the model's objects hold cycles: free them now, before the search index is made
+
+    @event_priority(-100)
+    def _write_manifest(self, config: MkDocsConfig) -> None:
+        early, self.early = self.early, None
+        if early is None:
+            return
+        published, finished = sitefiles.outputs_last(early, Path(config.site_dir))
+        for path in finished.changed:
+            log.warning("toolcatalog: %s was rewritten after the plugin wrote it (by another plugin); the digest manifest "
+                        "lists it as it is now", report.printable(path))
+        for path in finished.gone:
+            log.warning("toolcatalog: %s was removed after the plugin wrote it (by another plugin); the digest manifest "
+                        "does not list it", report.printable(path))
+        _log_published(published)
+
+    on_post_build = CombinedEvent(_write_outputs, _write_manifest)
 
     def on_serve(self, server: Any, config: MkDocsConfig, builder: Any) -> Any:
         if self.config.enabled and self.workspace is not None and self.options is not None:
-            catalog_nav.watch_manifests(server, self.workspace, self.options, self.build.catalog if self.build else None,
+            catalog_nav.watch_manifests(server, self.workspace, self.options, self.build.catalog if self.build else self.watched,
                                         avoid=[Path(config.docs_dir), Path(config.site_dir)])
         return server
+
+
+def _log_published(published: sitefiles.Published) -> None:
+    for path in published.overridden:
+        log.info("%s exists in docs_dir; it replaces the generated one", report.printable(path))
+    for path in published.skipped:
+        log.warning("toolcatalog: %s in site_dir is not a regular file; the digest manifest does not list it", report.printable(path))
+    log.info("wrote %d files for agents (catalog, schema, per-tool JSON, MCP tools, llms.txt, digest manifest)", len(published.files))
+    if published.catalog_digest:  # the trust anchors of `toolcatalog verify --digest`
+        log.info("catalog digest %s", published.catalog_digest)
+    if published.site_digest:
+        log.info("site digest %s (every file of the site, by its digest manifest)", published.site_digest)
 
 
 def _check(build: pipeline.Build, run_examples: bool) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Collection, Iterator, Mapping
 
-from .outputs import Written
+from .outputs import Finished, Pending, Written, finish_site
 from .outputs.published import FileDigest, of_bytes
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
@@ -97,4 +97,28 @@ def outputs_for_site(write: Callable[[Mapping[str, FileDigest], Collection[str]]
     return Published(done.paths, list(in_docs), skipped, done.catalog_digest, done.site_digest)
 
 
-__all__ = ["FileDigest", "InDocs", "Published", "of_bytes", "outputs_for_site", "site_files"]
+@dataclass
+class Early:
+    """What `outputs_first` wrote (paths and digests only) and the docs' files it found."""
+
+    pending: Pending
+    in_docs: InDocs
+
+
+def outputs_first(write: Callable[[Collection[str]], Pending], docs_dir: Path) -> Early:
+    """Every output for agents but the digest manifest (`write(overridden)`, e.g.
+    `pipeline.Build.write_outputs_first` into `site_dir`); `outputs_last` adds it."""
+    in_docs = InDocs(docs_dir)
+    return Early(write(in_docs), in_docs)
+
+
+def outputs_last(early: Early, site_dir: Path) -> tuple[Published, Finished]:
+    """The digest manifest of every file in `site_dir` as it is now, ours re-read too (one another
+    plugin rewrote after ours is listed as it is: `Finished.changed`)."""
+    files, skipped = site_files(site_dir)
+    finished = finish_site(early.pending, site_dir, files)
+    done = finished.written
+    return Published(done.paths, list(early.in_docs), skipped, done.catalog_digest, done.site_digest), finished
+
+
+__all__ = ["Early", "FileDigest", "InDocs", "Published", "of_bytes", "outputs_first", "outputs_for_site", "outputs_last", "site_files"]

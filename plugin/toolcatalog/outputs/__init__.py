@@ -35,10 +35,12 @@ from ..files import refuse_links_below, write_atomic
 from ..model import Catalog
 from ..options import Options, OptionsError, output_paths
 from . import catalog_json, integrity, mcp, registry
+from .documents import manifest
 from .published import FileDigest, QuotingError, manifest_path, of_bytes
 from .site import Site
 
-__all__ = ["ExportError", "FileDigest", "Site", "Written", "catalog_document", "of_bytes", "render", "write", "write_pieces_atomic", "write_site"]
+__all__ = ["ExportError", "FileDigest", "Finished", "Pending", "Site", "Written", "catalog_document", "finish_site", "of_bytes", "render", "write",
+           "write_pieces_atomic", "write_site", "write_site_first"]
 
 T = TypeVar("T")
 
@@ -155,6 +157,50 @@ def write_site(catalog: Catalog, options: Options, site: Site, folder: Path, oth
     site_digest = done.written.get(manifest) if manifest else None
     return Written(list(done.written), digest if isinstance(digest, str) else None,
                    "sha256:" + site_digest.sha256 if site_digest else None)
+
+
+@dataclass
+class Pending:
+    """The outputs `write_site_first` wrote, all but the digest manifest (`finish_site` adds it):
+    only paths and digests, nothing of the catalog."""
+
+    written: dict[str, FileDigest]  # site path -> digest of the bytes written, in the registry's order
+    catalog_digest: str | None
+    catalog: str | None  # the catalog's site path (the manifest goes beside it), None: no catalog, no manifest
+    overridden: Collection[str]  # as given to `write_site_first`
+
+
+@dataclass
+class Finished:
+    written: Written
+    changed: list[str]  # our outputs whose bytes on disk are not those written (another plugin's, later)
+    gone: list[str]  # our outputs no longer in the site
+
+
+def write_site_first(catalog: Catalog, options: Options, site: Site, folder: Path, overridden: Collection[str] = ()) -> Pending:
+    """`write_site` without the digest manifest, which `finish_site` makes once the host and
+    every other plugin are done with the site: the MkDocs plugin writes its outputs first, lets
+    the catalog go, and lists the site last. Raises ExportError."""
+    done = _guarded(lambda: registry.emit(catalog, options, site, _Folder(folder), {}, overridden, manifest_now=False))
+    catalog_path = output_paths(options).catalog
+    digest = done.head.get(integrity.CATALOG_FIELD) if catalog_path in done.written else None
+    return Pending(done.written, digest if isinstance(digest, str) else None, catalog_path, overridden)
+
+
+def finish_site(pending: Pending, folder: Path, site_files: Mapping[str, FileDigest]) -> Finished:
+    """The digest manifest of `folder`, whose files are `site_files` (read from disk now, our
+    outputs too: one a later plugin rewrote is listed as it is, and named in `changed`)."""
+    written = dict(pending.written)
+    site_digest = None
+    if pending.catalog is not None:
+        text = manifest.listing(pending.catalog, pending.overridden, site_files)
+        if text is not None:
+            path = manifest_path(pending.catalog)
+            written[path] = write_pieces_atomic(folder.joinpath(*path.split("/")), (text,))
+            site_digest = "sha256:" + written[path].sha256
+    changed = [path for path, digest in pending.written.items() if path in site_files and site_files[path] != digest]
+    gone = [path for path in pending.written if path not in site_files]
+    return Finished(Written(list(written), pending.catalog_digest, site_digest), changed, gone)
 
 
 def write(files: dict[str, str], folder: Path) -> list[Path]:

@@ -84,7 +84,7 @@ def _drafts(writers: list[Writer], drafting: Drafting) -> list[Draft]:
     return drafting.drafts
 
 
-def _put(drafts: list[Draft], head: dict[str, Any], the_plan: Plan) -> dict[str, FileDigest]:
+def _put(drafts: list[Draft], head: dict[str, Any], the_plan: Plan, manifest_now: bool = True) -> dict[str, FileDigest]:
     """Every draft to the sink, in order (those not put already), then the manifest, made of what
     went before it; site path -> digest of every file written."""
     seen: set[str] = set()
@@ -95,6 +95,8 @@ def _put(drafts: list[Draft], head: dict[str, Any], the_plan: Plan) -> dict[str,
         seen.add(draft.path)
     for draft in drafts:
         if draft.path in the_plan.overridden:
+            continue
+        if draft.last and not manifest_now:
             continue
         if draft.last:
             text = manifest.complete(written, the_plan)  # last: it lists every other file's final bytes
@@ -108,12 +110,13 @@ def _put(drafts: list[Draft], head: dict[str, Any], the_plan: Plan) -> dict[str,
 
 
 def emit(catalog_: Catalog, options: Options, site: Site, sink: Sink, others: Mapping[str, FileDigest] | None = None,
-         overridden: Collection[str] = ()) -> Emitted:
+         overridden: Collection[str] = (), manifest_now: bool = True) -> Emitted:
     """Every enabled output, each file handed to `sink` once final (a per-tool file as soon as
     its entry is made; the catalog and the MCP list piece by piece at the end), none held whole.
     `others`: the site's own files, for the digest manifest; `overridden`: outputs the site's own
     files replace (in `others`, never written; only asked path by path). On an error, files
-    already handed to the sink stay there.
+    already handed to the sink stay there. `manifest_now=False`: all but the digest manifest, which
+    `documents.manifest.listing` makes later from the site as it then is (the MkDocs plugin).
     Raises RenderError, integrity.DigestError, catalog_json.CatalogError, mcp.McpShapeError, OptionsError."""
     the_plan = plan(catalog_, options, site, others, overridden, sink)
     writers = [w for w in (output.writer(the_plan) for output in OUTPUTS) if w is not None]
@@ -129,7 +132,7 @@ def emit(catalog_: Catalog, options: Options, site: Site, sink: Sink, others: Ma
         raise RenderError(f"internal error, please report it: {exc}") from None
     del digests, drafting
     head[integrity.CATALOG_FIELD] = sealer.finish()
-    return Emitted(_put(drafts, head, the_plan), head)
+    return Emitted(_put(drafts, head, the_plan, manifest_now), head)
 
 
 def render(catalog_: Catalog, options: Options, site: Site, others: Mapping[str, FileDigest] | None = None,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping
 
 from ...model import Tool
 from .. import catalog_json
@@ -45,12 +45,19 @@ def complete(written: Mapping[str, FileDigest], plan: Plan) -> str | None:
     output. None when there is no manifest (no catalog), or the site's own file replaces it."""
     if plan.paths.catalog is None:
         return None
-    path = manifest_path(plan.paths.catalog)
-    if path in plan.overridden:
+    listed = dict(plan.others or {})
+    listed.update(written)
+    return listing(plan.paths.catalog, plan.overridden, listed, SITE if plan.others is not None else OUTPUTS)
+
+
+def listing(catalog: str, overridden: Collection[str], files: Mapping[str, FileDigest], covers: str = SITE) -> str | None:
+    """The manifest's text listing `files` (site path -> digest; the manifest's own path is left
+    out) beside the catalog at `catalog`; None when the site's own file replaces it."""
+    path = manifest_path(catalog)
+    if path in overridden:
         return None
-    listed = {rel: digest for rel, digest in (plan.others or {}).items() if rel != path}
-    listed.update((rel, digest) for rel, digest in written.items() if rel != path)
-    document = {"version": MANIFEST_VERSION, "catalog": plan.paths.catalog, "covers": SITE if plan.others is not None else OUTPUTS,
+    listed = {rel: digest for rel, digest in files.items() if rel != path}
+    document = {"version": MANIFEST_VERSION, "catalog": catalog, "covers": covers,
                 "files": {rel: listed[rel].as_dict() for rel in sorted(listed)}}
     return catalog_json.dumps(document)
 
