@@ -222,7 +222,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         try:
             with self.claims.active():
                 self.early = sitefiles.outputs_first(functools.partial(build.write_outputs_first, Path(config.site_dir)),
-                                                     Path(config.docs_dir))
+                                                     Path(config.site_dir), Path(config.docs_dir))
         except outputs.ExportError as exc:
             raise PluginError(report.plain(f"toolcatalog: {exc}")) from None
         finally:

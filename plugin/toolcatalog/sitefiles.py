@@ -9,7 +9,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Collection, Iterator, Mapping
+from typing import Callable, Collection, Container, Iterator, Mapping
 
 from .outputs import Finished, Pending, Written, finish_site
 from .outputs.published import FileDigest, of_bytes
@@ -67,7 +67,7 @@ class InDocs:
     replaces an output: one it left out (`exclude_docs`, its default `.*` and `/templates/`, a
     draft) is not in `site_files`, and the output is written as if it were not there."""
 
-    def __init__(self, docs_dir: Path, published: Collection[str]) -> None:
+    def __init__(self, docs_dir: Path, published: Container[str]) -> None:
         self.docs_dir = docs_dir
         self.published = published  # the site's own files (`site_files`)
         self.found: dict[str, bool] = {}  # site path -> a file of docs_dir is there, and in the site
@@ -105,10 +105,27 @@ class Early:
     in_docs: InDocs
 
 
-def outputs_first(write: Callable[[Collection[str]], Pending], docs_dir: Path) -> Early:
+class InSite:
+    """The site paths of regular files now in `site_dir` (what MkDocs published), asked path by
+    path: `outputs_first` runs before the site is read whole (`outputs_last` does that)."""
+
+    def __init__(self, site_dir: Path) -> None:
+        self.site_dir = site_dir
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        try:
+            return stat.S_ISREG(os.lstat(self.site_dir.joinpath(*path.split("/"))).st_mode)
+        except OSError:
+            return False
+
+
+def outputs_first(write: Callable[[Collection[str]], Pending], site_dir: Path, docs_dir: Path) -> Early:
     """Every output for agents but the digest manifest (`write(overridden)`, e.g.
-    `pipeline.Build.write_outputs_first` into `site_dir`); `outputs_last` adds it."""
-    in_docs = InDocs(docs_dir)
+    `pipeline.Build.write_outputs_first` into `site_dir`); `outputs_last` adds it. A docs file
+    replaces an output only when MkDocs published it into `site_dir` (`InDocs`)."""
+    in_docs = InDocs(docs_dir, InSite(site_dir))
     return Early(write(in_docs), in_docs)
 
 
@@ -121,4 +138,4 @@ def outputs_last(early: Early, site_dir: Path) -> tuple[Published, Finished]:
     return Published(done.paths, list(early.in_docs), skipped, done.catalog_digest, done.site_digest), finished
 
 
-__all__ = ["Early", "FileDigest", "InDocs", "Published", "of_bytes", "outputs_first", "outputs_for_site", "outputs_last", "site_files"]
+__all__ = ["Early", "FileDigest", "InDocs", "InSite", "Published", "of_bytes", "outputs_first", "outputs_for_site", "outputs_last", "site_files"]
