@@ -108,15 +108,26 @@ def write_atomic(path: Path, text: str, inside: Path | None = None) -> None:
     folder the file must be written in, through no link: a cache folder in the checkout may hold
     links a commit planted (`.cache/00 -> /tmp/elsewhere`), and writing through one would write
     outside the build's outputs. OSError when a link is on the way."""
+    write_pieces_atomic(path, (text,), inside)
+
+
+def write_pieces_atomic(path: Path, pieces: Iterable[str], inside: Path | None = None) -> tuple[int, str]:
+    """`write_atomic` of `"".join(pieces)`, never joined: a big file is written piece by piece.
+    Returns the size and SHA-256 (hex) of the bytes written."""
     if inside is not None:
         _refuse_links_below(Path(inside), path.parent)
     path.parent.mkdir(parents=True, exist_ok=True)
     if inside is not None:
         _refuse_links_below(Path(inside), path.parent)  # nothing swapped in while the folders were made
+    hasher, size = hashlib.sha256(), 0
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            for piece in pieces:
+                data = piece.encode("utf-8")
+                hasher.update(data)
+                size += len(data)
+                handle.write(data)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
@@ -125,12 +136,7 @@ def write_atomic(path: Path, text: str, inside: Path | None = None) -> None:
         except OSError:
             pass
         raise
-
-
-def refuse_links_below(base: Path, folder: Path) -> None:
-    """OSError unless `folder` lies inside `base` and no existing part of it below `base` is a link
-    (what `write_atomic(inside=base)` holds to; for writers that put a file in place themselves)."""
-    _refuse_links_below(base, folder)
+    return size, hasher.hexdigest()
 
 
 def _refuse_links_below(base: Path, folder: Path) -> None:

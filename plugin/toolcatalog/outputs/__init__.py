@@ -24,14 +24,12 @@ same bytes; `write` puts each file in place atomically. Tools must have been pla
 
 from __future__ import annotations
 
-import hashlib
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Mapping, TypeVar
 
-from ..files import refuse_links_below, write_atomic
+from .. import files
+from ..files import write_atomic
 from ..model import Catalog
 from ..options import Options, OptionsError, output_paths
 from . import catalog_json, integrity, mcp, registry
@@ -98,33 +96,9 @@ class Written:
 
 
 def write_pieces_atomic(path: Path, pieces: Iterable[str], inside: Path | None = None) -> FileDigest:
-    """`files.write_atomic` of `"".join(pieces)`, never joined: a big file is written piece by
-    piece (via a temporary file and rename). `inside`: the folder the file must be written in,
-    through no link (as `write_atomic`'s). Returns the digest of the bytes written. OSError when
-    a link is on the way."""
-    if inside is not None:
-        refuse_links_below(inside, path.parent)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if inside is not None:
-        refuse_links_below(inside, path.parent)  # nothing swapped in while the folders were made
-    hasher, size = hashlib.sha256(), 0
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            for piece in pieces:
-                data = piece.encode("utf-8")
-                hasher.update(data)
-                size += len(data)
-                handle.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return FileDigest(size, hasher.hexdigest())
+    """`files.write_pieces_atomic` (written piece by piece via a temporary file and rename, through
+    no link below `inside`), with the digest of the bytes written. OSError when a link is on the way."""
+    return FileDigest(*files.write_pieces_atomic(path, pieces, inside))
 
 
 class _Folder:
