@@ -1,7 +1,11 @@
 """Watching a sandboxed run's system calls with strace, and reading what it saw.
 
 strace runs *outside* the sandbox, around the sandbox launcher, so the tool can neither see it nor
-stop it (with bubblewrap the tool is in its own PID namespace). `--seccomp-bpf` makes the kernel stop
+stop it (with bubblewrap the tool is in its own PID namespace). Inside, as the sandbox's PID 1, it would skip
+stepping through bubblewrap's setup (about two thirds of a run's stops), but the tool, the same
+user, could lower its resource limits without a capability (a file-size cap around one call drops
+that call's line from a log that still ends cleanly); see bench/README.md, "A tracer inside the
+sandbox", for the measurements and what that design would need. `--seccomp-bpf` makes the kernel stop
 only the calls listed in `SYSCALLS`, so a run pays only for those. The log is written by strace to
 the run's host-side folder, out of the tool's reach.
 
