@@ -1,7 +1,11 @@
 """Watching a sandboxed run's system calls with strace, and reading what it saw.
 
 strace runs *outside* the sandbox, around the sandbox launcher, so the tool can neither see it nor
-stop it (with bubblewrap the tool is in its own PID namespace). `--seccomp-bpf` makes the kernel stop
+stop it (with bubblewrap the tool is in its own PID namespace). Inside, as the sandbox's PID 1, it would skip
+stepping through bubblewrap's setup (about two thirds of a run's stops), but the tool, the same
+user, could lower its resource limits without a capability (a file-size cap around one call drops
+that call's line from a log that still ends cleanly); see bench/README.md, "A tracer inside the
+sandbox", for the measurements and what that design would need. `--seccomp-bpf` makes the kernel stop
 only the calls listed in `SYSCALLS`, so a run pays only for those. The log is written by strace to
 the run's host-side folder, out of the tool's reach.
 
@@ -124,34 +128,28 @@ def _unescape(text: str) -> str:
     return raw.decode("utf-8", "replace")
 
 
+# A top-level argument list in pieces: a quoted string (to its closing quote, or to the end when
+# it has none), one bracket or comma, or a run of anything else.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|".*|[\[\]{}(),]|[^"\[\]{}(),]+', re.S)
+
+
 def _split_args(text: str) -> list[str]:
     """Top-level arguments of a call: commas inside quotes, brackets and braces do not split."""
     out: list[str] = []
-    depth, current, quoted, i = 0, [], False, 0
-    while i < len(text):
-        c = text[i]
-        if quoted:
-            current.append(c)
-            if c == "\\" and i + 1 < len(text):
-                current.append(text[i + 1])
-                i += 1
-            elif c == '"':
-                quoted = False
-        elif c == '"':
-            quoted = True
-            current.append(c)
-        elif c in "[{(":
+    current: list[str] = []
+    depth = 0
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token == ",":
+            if depth == 0:
+                out.append("".join(current).strip())
+                current = []
+                continue
+        elif token in ("[", "{", "("):
             depth += 1
-            current.append(c)
-        elif c in "]})":
+        elif token in ("]", "}", ")"):
             depth -= 1
-            current.append(c)
-        elif c == "," and depth == 0:
-            out.append("".join(current).strip())
-            current = []
-        else:
-            current.append(c)
-        i += 1
+        current.append(token)
     if "".join(current).strip():
         out.append("".join(current).strip())
     return out
@@ -260,17 +258,18 @@ class _Parser:
                 self.seen.programs.append(path)
 
     def _call(self, pid: str, name: str, args: str, ok: bool, ret: str) -> None:
-        argv = _split_args(args)
+        # The arguments are split only for the calls that read them (execve, chdir and the clones
+        # do not; an execve's argument list is the longest line of a trace).
         if name in ("execve", "execveat"):
             self._execve(pid, args, ok)
         elif name in ("chdir", "fchdir"):
-            self._chdir(pid, name, args, argv, ok)
+            self._chdir(pid, name, args, _split_args(args) if name == "fchdir" else [], ok)
         elif name in ("connect", "sendto", "sendmsg", "sendmmsg", "bind"):
-            self._network(name, argv, ok)
+            self._network(name, _split_args(args), ok)
         elif name in ("open", "openat", "openat2", "creat"):
-            self._open(pid, name, argv, ok, ret)
+            self._open(pid, name, _split_args(args), ok, ret)
         elif name in PATH_WRITES:
-            self._path_write(pid, name, argv, ok)
+            self._path_write(pid, name, _split_args(args), ok)
 
     def _execve(self, pid: str, args: str, ok: bool) -> None:
         if ok:
