@@ -54,3 +54,71 @@ def test_a_schema_that_is_refused_stays_refused_when_reused() -> None:
     assert fresh and fresh[0].undecided
     assert jsonschemas.Checker.reusing(schema).validate({"x": 1}) == fresh
     assert jsonschemas.Checker.reusing(schema).validate({"x": 1}) == fresh
+
+
+# --------------------------------------------------------------------------- the meta-schema, compiled first
+
+KEYWORDS = ["type", "properties", "items", "required", "enum", "const", "minLength", "maximum", "minimum", "pattern",
+            "additionalProperties", "allOf", "anyOf", "oneOf", "not", "$ref", "$defs", "definitions", "format", "minItems",
+            "uniqueItems", "multipleOf", "exclusiveMinimum", "dependentRequired", "prefixItems", "if", "then", "$id", "$anchor",
+            "$dynamicRef", "$dynamicAnchor", "propertyNames", "contains", "minContains", "unevaluatedProperties", "default"]
+DRAFTS = [None, "https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2019-09/schema",
+          "http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-06/schema#", "http://json-schema.org/draft-04/schema#"]
+
+
+def python_meta_errors(schema: dict[str, Any]) -> list[Any]:
+    cls, _ = jsonschemas._validator_class(schema)
+    return list(jsonschemas.linear_validator_class(cls)(cls.META_SCHEMA).iter_errors(schema))
+
+
+TRICKY: list[Any] = [
+    {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"], "additionalProperties": False},
+    {"type": "strin"}, {"type": ["integer", "integer"]}, {"required": ["a", "a"]}, {"minLength": -1}, {"minLength": 1.0},
+    {"minLength": 1.5}, {"minLength": True}, {"minLength": 10**30}, {"maximum": float("nan")}, {"maximum": float("inf")},
+    {"properties": {1: {}}}, {"enum": []}, {"enum": [1, 1.0, True]}, {"multipleOf": 0}, {"multipleOf": -2},
+    {"pattern": "("}, {"format": "no-such-format"}, {"$ref": 5}, {"$defs": {"a": 5}}, {"items": [{}, {}]},
+    {"exclusiveMinimum": True}, {"$schema": "http://json-schema.org/draft-04/schema#", "exclusiveMinimum": True},
+    {"$schema": "http://json-schema.org/draft-04/schema#", "exclusiveMinimum": 3},
+    {"$schema": "http://json-schema.org/draft-07/schema#", "items": [{}, 3]}, {"$schema": "https://example.com/unknown", "type": 1},
+    {"dependentRequired": {"a": ["b", "b"]}}, {"propertyNames": {"maxLength": -3}}, {"$anchor": "1bad"}, {"$id": 7},
+    {"$dynamicAnchor": "x y"}, {"allOf": []}, {"anyOf": {}}, {"not": None}, {"if": 3}, {"contains": {}, "minContains": -1},
+    {"type": "object", "properties": {"x": {"$ref": "#/$defs/x"}}, "$defs": {"x": {"type": ["string", "nul"]}}},
+]
+
+
+@pytest.mark.parametrize("schema", TRICKY, ids=range(len(TRICKY)))
+def test_the_compiled_meta_schema_check_gives_jsonschemas_verdict_and_errors(schema: Any) -> None:
+    cls, _ = jsonschemas._validator_class(schema)
+    expected = sorted(python_meta_errors(schema), key=lambda e: list(map(str, e.absolute_path)))
+    got = jsonschemas._meta_errors(cls, schema)
+    assert [(list(e.absolute_path), e.message) for e in got] == [(list(e.absolute_path), e.message) for e in expected]
+
+
+def schemas() -> Any:
+    from hypothesis import strategies as st
+
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False, allow_infinity=False, width=32),
+                        st.sampled_from(["", "a", "integer", "string", "object", "#", "#/$defs/a", "^a$"]))
+    values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                           st.dictionaries(st.sampled_from(KEYWORDS + ["a", "b"]), inner, max_size=3)),
+                          max_leaves=8)
+    return st.builds(lambda body, draft: {**body, **({"$schema": draft} if draft else {})},
+                     st.dictionaries(st.sampled_from(KEYWORDS), values, max_size=4), st.sampled_from(DRAFTS))
+
+
+def test_the_compiled_meta_schema_never_accepts_what_jsonschema_rejects() -> None:
+    from hypothesis import given, settings
+
+    @settings(max_examples=150, deadline=None, database=None)
+    @given(schemas())
+    def agree(schema: dict[str, Any]) -> None:
+        cls, _ = jsonschemas._validator_class(schema)
+        assert bool(jsonschemas._meta_errors(cls, schema)) == bool(python_meta_errors(schema))
+
+    agree()
+
+
+def test_the_compiled_meta_schema_answers_where_it_can() -> None:
+    pytest.importorskip("jsonschema_rs")
+    fast = jsonschemas._fast_meta_validator(jsonschemas.DEFAULT_DRAFT)
+    assert fast is not None and fast.is_valid(OUTPUTS) and not fast.is_valid({"type": "strin"})
