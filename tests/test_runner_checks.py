@@ -122,3 +122,19 @@ def test_the_compiled_meta_schema_answers_where_it_can() -> None:
     pytest.importorskip("jsonschema_rs")
     fast = jsonschemas._fast_meta_validator(jsonschemas.DEFAULT_DRAFT)
     assert fast is not None and fast.is_valid(OUTPUTS) and not fast.is_valid({"type": "strin"})
+
+
+# --------------------------------------------------------------------------- what `toolcatalog check` loads
+
+def test_the_command_line_starts_without_the_page_renderer_the_diff_or_the_http_client() -> None:
+    """`check` and `export` never make pages, compare catalogs or fetch a site: the command loads
+    Jinja, markdown-it, nh3, catalogdiff, verify and ssl only for the commands that use them."""
+    import subprocess
+    import sys
+
+    code = ("import sys, toolcatalog.cli\n"
+            "print(' '.join(m for m in ('jinja2', 'markdown_it', 'nh3', 'toolcatalog.render', 'toolcatalog.markdown_pages',"
+            " 'toolcatalog.catalogdiff', 'toolcatalog.verify', 'toolcatalog.sitefetch', 'ssl') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == []
