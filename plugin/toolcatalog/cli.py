@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from . import catalogdiff, coverage, docsdir, inline, outputs, pipeline, quality, sealing, terminal, verify
+from . import coverage, docsdir, inline, outputs, pipeline, quality, sealing, terminal
 from .report import diagnostic_line, nothing_found, plain, printable, reason
 from ._version import __version__
 from .conformance import resultsfile, shards
@@ -162,8 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.handler(args)
         return code
-    except (ConfigFileError, OptionsError, DiscoveryError, outputs.ExportError, catalogdiff.DiffError, verify.VerifyError,
-            shards.ShardError) as exc:
+    except _usage_errors() as exc:
         # ExportError covers a bad SOURCE_DATE_EPOCH and (a bug) outputs that break their own
         # schema: either way one line, never a traceback.
         print(f"toolcatalog: {plain(exc)}", file=sys.stderr)
@@ -171,6 +170,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # queued runs were cancelled and running ones stopped (engine.check)
         print("toolcatalog: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _usage_errors() -> tuple[type[Exception], ...]:
+    """The errors that are bad usage: one line, exit 2. `diff` and `verify` load their modules
+    (catalogdiff; verify, with HTTP and TLS) only when they run, so `check` and `export` start
+    without them; their errors are only looked for once loaded (evaluated when an error is matched)."""
+    found: list[type[Exception]] = [ConfigFileError, OptionsError, DiscoveryError, outputs.ExportError, shards.ShardError]
+    for module, name in (("toolcatalog.catalogdiff", "DiffError"), ("toolcatalog.verify", "VerifyError")):
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            found.append(getattr(loaded, name))
+    return tuple(found)
 
 
 def _progress(args: argparse.Namespace) -> terminal.Progress:
@@ -450,6 +461,8 @@ def _remove_gone(folder: docsdir.Folder, files: dict[str, str], docs: Path) -> N
 
 
 def _diff(args: argparse.Namespace) -> int:
+    from . import catalogdiff  # here: only `diff` needs it (see `_usage_errors`)
+
     report = catalogdiff.diff(catalogdiff.load(args.old), catalogdiff.load(args.new))
     # The Markdown report is for pull requests (its escapes and code spans are noise in a
     # terminal), so a terminal gets text unless asked; a pipe or file gets Markdown as before.
@@ -463,6 +476,8 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from . import verify  # here: only `verify` needs it, and HTTP and TLS with it (see `_usage_errors`)
+
     if verify.is_url(args.dir):
         result = verify.verify_url(args.dir, args.catalog, args.mcp, args.llms, args.digest)
     else:

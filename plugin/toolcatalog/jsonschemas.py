@@ -353,6 +353,32 @@ def _registry(schema: Any, cls: type[Validator], retrieve: Any = _refuse_retriev
     return registry, base
 
 
+@lru_cache(maxsize=None)
+def _fast_meta_validator(cls: type[Validator]) -> Any:
+    if jsonschema_rs is None:
+        return None
+    try:
+        return jsonschema_rs.validator_for(cls.META_SCHEMA, validate_formats=False)
+    except Exception:  # noqa: BLE001 - a meta-schema it cannot compile: the pure-Python validator decides
+        return None
+
+
+def _meta_errors(cls: type[Validator], schema: dict[str, Any]) -> list[ValidationError]:
+    """Where `schema` breaks its draft's meta-schema, sorted by where. As `validate_bundled` does,
+    the compiled validator (jsonschema-rs, some fifty times faster on a manifest's schema: most of
+    what parsing a manifest cost) answers first, and only what it rejects or cannot take goes to
+    `jsonschema`, whose errors are the ones reported (tests/test_runner_checks.py holds the two to
+    the same verdicts)."""
+    fast = _fast_meta_validator(cls)
+    if fast is not None:
+        try:
+            if fast.is_valid(schema):
+                return []
+        except Exception:  # noqa: BLE001 - a value it cannot take (a key that is no string, a NaN): the full check decides
+            pass
+    return sorted(linear_validator_class(cls)(cls.META_SCHEMA).iter_errors(schema), key=lambda e: list(map(str, e.absolute_path)))
+
+
 def check_schema(schema: Any) -> list[Problem]:
     """Problems that make `schema` unusable as a JSON Schema. Empty when it is fine."""
     if not isinstance(schema, dict):
@@ -362,7 +388,7 @@ def check_schema(schema: Any) -> list[Problem]:
     cls, note = _validator_class(schema)
     problems = [note] if note else []
     try:
-        errors = sorted(linear_validator_class(cls)(cls.META_SCHEMA).iter_errors(schema), key=lambda e: list(map(str, e.absolute_path)))
+        errors = _meta_errors(cls, schema)
         for error in errors[:20]:
             problems.append(Problem(tuple(error.absolute_path), f"not a valid schema: {error.message}"))
         if errors:
@@ -534,6 +560,40 @@ def _refs(value: Any, path: JsonPath) -> Iterator[tuple[JsonPath, str]]:
 MAX_ERRORS = 1000  # violations collected from one value before sorting the first `limit` of them
 
 
+
+@dataclass(frozen=True)
+class Compiled:
+    """What checking values against one schema needs that depends on the schema alone."""
+
+    schema_size: int
+    refused: str | None  # why values are not checked against it; None: `validator` checks them
+    counts: dict[int, int]  # `schemawork.Expansion.counts`, read by the meters (never written)
+    validator: Any
+
+
+def compile_schema(schema: dict[str, Any]) -> Compiled:
+    """The registry, in-place expansion and validator of `schema` (one `check_schema` accepted),
+    or why values must not be checked against it."""
+    schema_size = schemawork.size(schema)
+    cls, _ = _validator_class(schema)
+    try:
+        registry, base = _registry(schema, cls, _accept_anything)
+        expansion = _expansion(schema, registry.resolver(base))
+    except RecursionError:
+        return Compiled(schema_size, "the schema nests too deeply to be read", {}, None)
+    except referencing.exceptions.Unresolvable as exc:
+        return Compiled(schema_size, f"a `$ref` could not be resolved: {exc}", {}, None)
+    refusal = _refusal(expansion)
+    if refusal is not None:
+        at = f" at {json_path(refusal[0])}" if refusal[0] else ""
+        return Compiled(schema_size, f"the schema{at} is not used to check values: {refusal[1]}", {}, None)
+    return Compiled(schema_size, None, expansion.counts, safe_validator_class(cls)(schema, registry=registry))
+
+
+_COMPILED: dict[int, tuple[Any, Compiled]] = {}  # id(schema) -> (that schema, what `Checker.reusing` compiled)
+_COMPILED_MAX = 512  # schema objects kept compiled at once (all dropped when full)
+
+
 class Checker:
     """Checks values against one schema (one `check_schema` accepted), all of them sharing one
     budget: `schemawork.FLOOR_UNITS` plus `schemawork.UNITS_PER_VALUE` for every JSON value of
@@ -541,32 +601,38 @@ class Checker:
     every example of a manifest with one checker therefore takes time linear in the manifest's
     size, whatever the schema says; what the budget cannot cover is reported "not checked"."""
 
-    def __init__(self, schema: Any):
+    def __init__(self, schema: Any, compiled: "Compiled | None" = None):
+        """`compiled`: `compile_schema(schema)` made earlier (see `reusing`); made here without it."""
         self.schema = schema
         self.refused: str | None = None
         self.validator: Any = None
         if not isinstance(schema, dict):
             return
-        self.schema_size = schemawork.size(schema)
+        made = compiled if compiled is not None else compile_schema(schema)
+        self.schema_size = made.schema_size
         self.meter = schemawork.Meter(allowance=schemawork.FLOOR_UNITS + schemawork.allowance_for(self.schema_size))
         self.matching = _Matching()
-        cls, _ = _validator_class(schema)
-        try:
-            registry, base = _registry(schema, cls, _accept_anything)
-            expansion = _expansion(schema, registry.resolver(base))
-        except RecursionError:
-            self.refused = "the schema nests too deeply to be read"
-            return
-        except referencing.exceptions.Unresolvable as exc:
-            self.refused = f"a `$ref` could not be resolved: {exc}"
-            return
-        refusal = _refusal(expansion)
-        if refusal is not None:
-            at = f" at {json_path(refusal[0])}" if refusal[0] else ""
-            self.refused = f"the schema{at} is not used to check values: {refusal[1]}"
-            return
-        self.meter.expansions = expansion.counts
-        self.validator = safe_validator_class(cls)(schema, registry=registry)
+        self.refused = made.refused
+        if made.refused is None:
+            self.meter.expansions = made.counts
+            self.validator = made.validator
+
+    @classmethod
+    def reusing(cls, schema: Any) -> "Checker":
+        """A checker exactly like `Checker(schema)` (its own budget, its own matching time and
+        memo), with what depends only on the schema (its registry, its expansion, the validator)
+        compiled once per schema object and reused (`compile_schema`): for values checked one at
+        a time against a schema the build does not change, such as each run's output against its
+        tool's `outputs`."""
+        if not isinstance(schema, dict):
+            return cls(schema)
+        held = _COMPILED.get(id(schema))
+        if held is None or held[0] is not schema:
+            held = (schema, compile_schema(schema))
+            if len(_COMPILED) >= _COMPILED_MAX:
+                _COMPILED.clear()
+            _COMPILED[id(schema)] = held  # the entry holds the schema, so its id is not reused meanwhile
+        return cls(schema, held[1])
 
     def validate(self, instance: Any, limit: int = 10) -> list[Problem]:
         """Where `instance` violates the schema; "not checked" problems (undecided) for what the

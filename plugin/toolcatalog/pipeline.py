@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Collection, Iterable, Mapping
 
-from . import claims, coverage, markdown_pages, outputs, quality, sealing
+from . import claims, coverage, outputs, quality, sealing
 from .conformance import engine, resultsfile
 from .discover import MAX_DEPTH
 from .harvest import harvest
@@ -97,6 +97,8 @@ class Build:
         `template_dirs` override our templates; `source_link` links manifest lines to the repository;
         `generator` ("mkdocs", "zensical", "mkdocs2") whose link rules the pages follow; `extra_assets`
         the paths the config's `extra_css`/`extra_javascript` load on every page."""
+        from . import markdown_pages  # here, not above: checking and exporting never load the page renderer (Jinja, markdown-it)
+
         with claims.once():
             return markdown_pages.render(
                 self.catalog, self.placement, directory_urls=self.directory_urls, template_dirs=template_dirs,

@@ -51,9 +51,9 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator, Mapping, cast
+from typing import IO, Any, Callable, Iterable, Iterator, Mapping, Union, cast
 
-from . import shellenv
+from . import shellenv, spawner
 
 __all__ = [
     "CANCELLED",
@@ -436,24 +436,29 @@ def run_process(
     env: dict[str, str],
     max_stdout: int = 1 << 20,
     max_stderr: int = 64 << 10,
+    helper: bool = False,
 ) -> ProcessResult:
-    """Run `argv` (no shell) in `cwd` with exactly `env`; see the module docstring."""
+    """Run `argv` (no shell) in `cwd` with exactly `env`; see the module docstring. `helper`: see
+    `start_process`."""
     argv = [os.fspath(a) for a in argv]
     started = time.monotonic()
     cancel = _CANCEL.get()
     if os.name != "posix" and argv and not (cancel is not None and cancel.is_set()):  # pragma: no cover - Windows fallback, untested
         return _run_simple(argv, cwd, stdin, timeout_s, env, max_stdout, max_stderr, started)
-    begun = start_process(argv, cwd=cwd, env=env, piped=stdin is not None)
+    begun = start_process(argv, cwd=cwd, env=env, piped=stdin is not None, helper=helper)
     if isinstance(begun, ProcessResult):
         return begun
     return begun.finish(stdin, timeout_s=timeout_s, max_stdout=max_stdout, max_stderr=max_stderr, since=started)
 
 
-def start_process(argv: list[str], *, cwd: Path, env: dict[str, str], piped: bool = True) -> "Started | ProcessResult":
+def start_process(argv: list[str], *, cwd: Path, env: dict[str, str], piped: bool = True,
+                  helper: bool = False) -> "Started | ProcessResult":
     """Start `argv` as `run_process` does, without waiting for it: a `Started` to `finish` (or
     `discard`), or the result of a start that failed. `piped`: its stdin is a pipe (else
     /dev/null). A run that is started ahead of its turn waits behind a gate of its own (the
-    sandbox's: see sandbox/launch.py) until `finish` writes the first line of its stdin."""
+    sandbox's: see sandbox/launch.py) until `finish` writes the first line of its stdin.
+    `helper`: start it through the spawner (spawner.py: one exec, the same parent-death signal)
+    where the spawner can take it, the old way elsewhere."""
     argv = [os.fspath(a) for a in argv]
     started = time.monotonic()
     if not argv:
@@ -461,6 +466,10 @@ def start_process(argv: list[str], *, cwd: Path, env: dict[str, str], piped: boo
     cancel = _CANCEL.get()
     if cancel is not None and cancel.is_set():
         return _failed(argv, CANCELLED, started)
+    if helper:
+        spawned = _start_spawned(argv, cwd, env, piped, started)
+        if spawned is not None:
+            return spawned
     started_argv, preexec = _spawn_argv(argv, env)
     try:
         proc = subprocess.Popen(
@@ -485,10 +494,31 @@ def start_process(argv: list[str], *, cwd: Path, env: dict[str, str], piped: boo
     return Started(proc, argv)
 
 
+def _start_spawned(argv: list[str], cwd: Path, env: dict[str, str], piped: bool, started: float) -> "Started | ProcessResult | None":
+    """`argv` started by the spawner (spawner.py), where there is a parent-death signal for it to
+    use; None: not taken (started the old way). The spawner's Popen raised what the build's would
+    have, so a start that failed reads the same."""
+    if _prctl is None:
+        return None
+    child = spawner.start(argv, os.fspath(cwd), dict(env), piped)
+    if child is None:
+        return None
+    if isinstance(child, OSError):
+        return _failed(argv, _start_error(child, argv, Path(cwd)), started)
+    if isinstance(child, ValueError):
+        return _failed(argv, f"could not start {argv[0]}: {child}", started)
+    with _running_lock:
+        _running.add(child.pid)
+    return Started(child, argv)
+
+
+_Proc = Union["subprocess.Popen[bytes]", spawner.Child]
+
+
 class Started:
     """A process `start_process` started: `finish` runs it to its end (once), `discard` ends it unused."""
 
-    def __init__(self, proc: "subprocess.Popen[bytes]", argv: list[str]) -> None:
+    def __init__(self, proc: _Proc, argv: list[str]) -> None:
         self.proc = proc
         self.argv = argv
         self.done = False
@@ -535,7 +565,7 @@ class Started:
 class _Runner:
     """The selectors loop for one started process (POSIX)."""
 
-    def __init__(self, proc: "subprocess.Popen[bytes]", argv: list[str], stdin: bytes | None,
+    def __init__(self, proc: _Proc, argv: list[str], stdin: bytes | None,
                  timeout_s: float, max_stdout: int, max_stderr: int, started: float,
                  cancel: threading.Event | None = None) -> None:
         self.proc = proc
@@ -585,6 +615,8 @@ class _Runner:
         """Has the leader exited? Does not reap it, so its pid stays reserved as our pgid."""
         if self.proc.returncode is not None:
             return True
+        if isinstance(self.proc, spawner.Child):  # the spawner's child, not ours: its pidfd says
+            return self.proc.exited()
         waitid = getattr(os, "waitid", None)
         if waitid is not None and hasattr(os, "WNOWAIT"):
             try:

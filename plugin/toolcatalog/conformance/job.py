@@ -162,7 +162,7 @@ class Context:
         if facts.withheld:  # the engine refuses such tools first; never run them anyway
             return Spawned(ProcessResult(argv, None, b"", b"", False, False, False, 0.0, error=f"not run: {facts.reason}"), None, None)
         if facts.mechanism is None:
-            return Spawned(run_process(argv, cwd=cwd, stdin=stdin, timeout_s=timeout_s, env=env, max_stdout=cap), None, None)
+            return Spawned(run_process(argv, cwd=cwd, stdin=stdin, timeout_s=timeout_s, env=env, max_stdout=cap, helper=True), None, None)
         ahead = self._take_ahead(argv, cwd, env, network, stdin is not None and not hidden and reads is None and programs is None)
         if ahead is not None:  # started ahead, waiting behind its gate: let it go
             launch, begun = ahead

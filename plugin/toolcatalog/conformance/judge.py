@@ -69,10 +69,11 @@ def schema_problems(outputs: Any, actual: Any) -> list[str]:
     if outputs is None:
         return []
     # A value the budget could not check is no pass either: said as what it is, not as a violation.
+    # Each run's output has a checker of its own (its own budget), the schema compiled once per tool.
     return [
         f"output could not be checked against the outputs schema: {problem.message}" if problem.undecided
         else f"output violates the outputs schema at {jsonschemas.json_path(problem.path)}: {problem.message}"
-        for problem in jsonschemas.validate(outputs, actual, limit=3)
+        for problem in jsonschemas.Checker.reusing(outputs).validate(actual, limit=3)
     ]
 
 

@@ -1,0 +1,320 @@
+"""Example processes started by a small helper process, so that each costs one exec (Linux).
+
+A process the build starts must die with the build (process.py: the parent-death signal). That
+needs code between fork and exec, which `subprocess` runs (`preexec_fn`) only after a full fork
+of the build, page tables and all; the other way, `setpriv --pdeathsig` and a shell that checks the
+parent, costs two more execs per run (about 1.2 ms of CPU and 2-4 ms of wall time each run on the
+bench: most of what an unsandboxed run cost beyond its own process).
+
+The spawner is a Python process started once per build (`-I -S`: no site packages, a few
+megabytes), in a session of its own (a terminal's Ctrl-C is the build's to handle). Its
+parent-death signal, SIGTERM, is set for the build thread that started it (a daemon thread that
+waits for it as long as the build lives), after which it checks that the build is still its
+parent. For each run it starts the program with `subprocess.Popen` exactly as the build did
+(no shell, the run's folder, a new session, the run's pipes on 0, 1 and 2, every other
+descriptor closed, SIGPIPE and SIGXFSZ restored, exactly the environment given), which in so small
+a process is a vfork and one exec with nothing in between. The build gets the pid (or the error
+Popen raised, rebuilt with its errno, text and file name), reads and writes the pipes itself,
+watches the process with a pidfd and kills its group as before; the spawner reaps a process only
+when the build asks, after the build has killed what was left of its group (so the group id stays
+reserved until then, as run_process keeps it with its own children), and reports its exit code.
+
+Death: the build dies -> the spawner gets SIGTERM -> it kills the process group of every process
+it started and not yet reaped (one started while the signal came is killed as soon as it is
+recorded), then exits; it does the same when the build closes its socket (at exit). Not covered:
+a spawner killed with SIGKILL by someone else leaves its runs to the build, which still ends each
+at its deadline (as it ends a run's group). Where anything of this is missing (not Linux, no
+pidfd, no SEQPACKET sockets, the spawner would not start or has died), `start` returns None and
+the caller starts the process the old way.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import threading
+from typing import IO, Any, cast
+
+__all__ = ["Child", "available", "start"]
+
+_CODE = r"""
+import ctypes, json, os, select, signal, socket, subprocess, sys
+children = {}  # pid -> (Popen, pidfd): started, not yet reaped (each leads its own session and process group)
+starting = ending = False
+
+def end(_number=0, _frame=None):
+    global ending
+    ending = True
+    for pid in list(children):
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    if not starting:  # else the start under way ends it once the new process is recorded
+        os._exit(137)
+
+signal.signal(signal.SIGTERM, end)
+ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)
+if os.getppid() != int(sys.argv[2]):
+    os._exit(137)
+sock = socket.socket(fileno=int(sys.argv[1]))
+os.set_inheritable(sock.fileno(), False)
+
+def start(req, fds):
+    global starting
+    starting = True
+    try:
+        proc = subprocess.Popen(req["argv"], cwd=req["cwd"], env=req["env"], stdin=fds[0], stdout=fds[1], stderr=fds[2],
+                                shell=False, start_new_session=True, close_fds=True, bufsize=0)
+    except OSError as exc:
+        return {"error": [exc.errno or 0, exc.strerror or "", None if exc.filename is None else os.fsdecode(exc.filename)]}
+    except (ValueError, TypeError) as exc:
+        return {"invalid": str(exc)}
+    else:
+        children[proc.pid] = (proc, os.pidfd_open(proc.pid))
+        return {"pid": proc.pid}
+    finally:
+        starting = False
+        if ending:
+            end()
+
+def wait(req):
+    pid = req["pid"]
+    held = children.get(pid)
+    if held is None:
+        return {"status": None}
+    ready, _, _ = select.select([held[1]], [], [], req["timeout"])
+    if not ready:
+        return {"status": None, "running": True}
+    status = held[0].wait()
+    os.close(held[1])
+    del children[pid]
+    return {"status": status}
+
+while True:
+    try:
+        msg, fds, _flags, _addr = socket.recv_fds(sock, 1 << 20, 3)
+    except OSError:
+        break
+    if not msg:
+        break
+    for fd in fds:
+        os.set_inheritable(fd, False)  # only their copies on 0, 1 and 2 reach the process
+    req = json.loads(msg)
+    reply = start(req, fds) if req["op"] == "start" else wait(req)
+    for fd in fds:
+        os.close(fd)
+    sock.send(json.dumps(reply).encode())
+end()
+"""
+
+_MAX_REQUEST = 256 << 10  # bytes of argv, folder and environment sent at once; more: started the old way
+
+
+class _Spawner:
+    """The build's end of the spawner: one request and its answer at a time."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.broken = False
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock = ours
+        ready = threading.Event()
+        self.proc: subprocess.Popen[bytes] | None = None
+        failed: list[BaseException] = []
+
+        def host() -> None:  # the spawner's parent-death signal is for this thread: it waits as long as the spawner lives
+            try:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-I", "-S", "-c", _CODE, str(theirs.fileno()), str(os.getpid())],
+                    pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL, env={}, close_fds=True, start_new_session=True)
+            except BaseException as exc:  # noqa: BLE001 - no spawner: every process is started the old way
+                failed.append(exc)
+                return
+            finally:
+                theirs.close()
+                ready.set()
+            self.proc.wait()
+            self.broken = True
+
+        threading.Thread(target=host, name="toolcatalog-spawner", daemon=True).start()
+        ready.wait()
+        if failed or self.proc is None:
+            self.broken = True
+        atexit.register(self.close)
+
+    def ask(self, request: dict[str, Any], fds: list[int]) -> dict[str, Any] | None:
+        """Send one request (with `fds`) and read its answer; None once the spawner is gone."""
+        data = json.dumps(request).encode()
+        with self.lock:
+            if self.broken:
+                return None
+            try:
+                socket.send_fds(self.sock, [data], fds) if fds else self.sock.send(data)
+                answer = self.sock.recv(1 << 16)
+            except OSError:
+                answer = b""
+            if not answer:
+                self.broken = True
+                return None
+        found: dict[str, Any] = json.loads(answer)
+        return found
+
+    def close(self) -> None:
+        """At exit: the spawner ends (its socket closed) and is reaped, with its children's usage."""
+        self.broken = True
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=2.0)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+_SPAWNER: _Spawner | None = None
+_spawner_lock = threading.Lock()
+_SUPPORTED = sys.platform.startswith("linux") and hasattr(os, "pidfd_open") and hasattr(socket, "send_fds") \
+    and hasattr(socket, "SOCK_SEQPACKET") and bool(sys.executable)
+
+
+def _forgotten_in_child() -> None:
+    """A forked copy of the build starts a spawner of its own if it runs anything: the parent's
+    is the parent's (its socket answers the parent), and the copy's end of it is closed so the
+    spawner still sees the build's exit."""
+    global _SPAWNER
+    if _SPAWNER is not None:
+        try:
+            _SPAWNER.sock.close()
+        except OSError:
+            pass
+        _SPAWNER.proc = None  # not the child's to reap
+        _SPAWNER.broken = True
+    _SPAWNER = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forgotten_in_child)
+
+
+def _spawner() -> _Spawner | None:
+    global _SPAWNER
+    if not _SUPPORTED:
+        return None
+    if _SPAWNER is None:
+        with _spawner_lock:
+            if _SPAWNER is None:
+                try:
+                    _SPAWNER = _Spawner()
+                except OSError:
+                    return None
+    return None if _SPAWNER.broken else _SPAWNER
+
+
+def available() -> bool:
+    """Whether processes can be started through the spawner here (starting it on first use)."""
+    return _spawner() is not None
+
+
+class Child:
+    """A process the spawner started: what `subprocess.Popen` offers that run_process uses."""
+
+    def __init__(self, owner: _Spawner, pid: int, stdin: int | None, stdout: int, stderr: int, argv: list[str]) -> None:
+        self.owner = owner
+        self.pid = pid
+        self.args = argv
+        self.stdin: IO[bytes] | None = cast(IO[bytes], os.fdopen(stdin, "wb", buffering=0)) if stdin is not None else None
+        self.stdout: IO[bytes] | None = cast(IO[bytes], os.fdopen(stdout, "rb", buffering=0))
+        self.stderr: IO[bytes] | None = cast(IO[bytes], os.fdopen(stderr, "rb", buffering=0))
+        self.returncode: int | None = None
+        self.lost = False  # the spawner went away before it could say how this process ended
+        self.pidfd: int | None = os.pidfd_open(pid)
+
+    def exited(self) -> bool:
+        """Whether it has exited (not reaped: the spawner keeps it until `wait`)."""
+        if self.returncode is not None or self.lost or self.pidfd is None:
+            return True
+        ready, _, _ = select.select([self.pidfd], [], [], 0)
+        return bool(ready)
+
+    def poll(self) -> int | None:
+        return self.returncode if self.returncode is not None or not self.exited() else self.wait(0.0)
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Its exit code (negative: the signal that ended it); reaped by the spawner. Raises
+        `subprocess.TimeoutExpired` when it has not exited within `timeout` seconds, and when the
+        spawner is gone (which killed its group on the way out, but how it ended was not seen)."""
+        if self.returncode is not None:
+            return self.returncode
+        left = 3600.0 if timeout is None else max(0.0, timeout)
+        while True:
+            answer = None if self.lost else self.owner.ask({"op": "wait", "pid": self.pid, "timeout": min(left, 1.0)}, [])
+            if answer is None:
+                self.lost = True
+                self._close_pidfd()
+                raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+            if answer.get("status") is not None:
+                self.returncode = int(answer["status"])
+                self._close_pidfd()
+                return self.returncode
+            if not answer.get("running"):  # the spawner does not know it: nothing to wait for
+                self.lost = True
+                self._close_pidfd()
+                raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+            left -= 1.0
+            if left <= 0 and timeout is not None:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+
+    def _close_pidfd(self) -> None:
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+
+
+def _sendable(argv: list[str], cwd: str, env: dict[str, str]) -> bool:
+    texts = [*argv, cwd, *env, *env.values()]
+    return all("\0" not in t for t in texts) and all(k and "=" not in k for k in env)
+
+
+def start(argv: list[str], cwd: str, env: dict[str, str], piped: bool) -> "Child | OSError | ValueError | None":
+    """Start `argv` (argv[0] an absolute path) in `cwd` with exactly `env`, stdin a pipe when
+    `piped` (else /dev/null), stdout and stderr pipes: the process, the error `subprocess` raised
+    for it in the spawner (an OSError with its errno, text and file name, or a ValueError), or
+    None where the spawner cannot take it (the caller starts it the old way)."""
+    owner = _spawner()
+    if owner is None or not _sendable(argv, cwd, env):
+        return None
+    request = {"op": "start", "argv": argv, "cwd": cwd, "env": env}
+    if len(json.dumps(request)) > _MAX_REQUEST:
+        return None
+    stdin_w: int | None = None
+    if piped:
+        stdin_r, stdin_w = os.pipe2(os.O_CLOEXEC)
+    else:
+        stdin_r = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    out_r, out_w = os.pipe2(os.O_CLOEXEC)
+    err_r, err_w = os.pipe2(os.O_CLOEXEC)
+    try:
+        answer = owner.ask(request, [stdin_r, out_w, err_w])
+    finally:
+        for fd in (stdin_r, out_w, err_w):
+            os.close(fd)
+    if answer is None or "pid" not in answer:
+        for left in (stdin_w, out_r, err_r):
+            if left is not None:
+                os.close(left)
+        if answer is None:
+            return None
+        if "invalid" in answer:
+            return ValueError(answer["invalid"])
+        number, text, filename = answer["error"]
+        return OSError(number, text, filename)
+    return Child(owner, int(answer["pid"]), stdin_w, out_r, err_r, argv)
