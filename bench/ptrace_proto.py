@@ -538,9 +538,12 @@ def compare(mine: trace.Seen, strace: trace.Seen) -> list[str]:
 
 # A tool that does what the trace must catch: a file in /tmp written and removed again, a write
 # through a directory descriptor, a socket connection, a child that writes, and a double fork
-# whose grandchild writes after its parent has exited (the tool waits for it through a pipe).
+# whose grandchild writes after its parent has exited (the tool waits for it through a pipe), a
+# signal handler's write (the tracer re-injects the signal), a child that stops itself and writes
+# once continued (the tracer resumes its group-stop; strace keeps it until the SIGCONT), and a
+# seccomp filter of its own (refused: a SECCOMP_RET_USER_NOTIF filter could hide calls).
 HOSTILE = r"""
-import ctypes, os, socket, subprocess, sys, threading
+import ctypes, os, signal, socket, subprocess, sys, threading, time
 open("/tmp/hostile-written", "w").write("x")
 os.unlink("/tmp/hostile-written")
 os.mkdir("/tmp/hostile-dir")
@@ -565,13 +568,23 @@ if os.fork() == 0:
     os._exit(0)
 os.close(write)
 os.read(read, 1)
+signal.signal(signal.SIGUSR1, lambda *_: open("/tmp/hostile-signal", "w").write("x"))
+os.kill(os.getpid(), signal.SIGUSR1)  # a signal the tracer must pass on
+child = os.fork()
+if child == 0:
+    os.kill(os.getpid(), signal.SIGSTOP)  # a group-stop
+    open("/tmp/hostile-after-stop", "w").write("x")
+    os._exit(0)
+while os.waitpid(child, os.WNOHANG) == (0, 0):
+    os.kill(child, signal.SIGCONT)
+    time.sleep(0.01)
 libc = ctypes.CDLL(None, use_errno=True)
 print("seccomp filter refused:", libc.prctl(22, 2, 0, 0, 0) == -1 and ctypes.get_errno() == 1)
 print("done")
 """
 HOSTILE_EXPECTED = ("/tmp/hostile-written", "/tmp/hostile-dir", "/tmp/hostile-dir/through-dirfd",
                     "/tmp/hostile-dir/renamed", "/tmp/hostile-dir/relative", "/tmp/hostile-thread",
-                    "/tmp/hostile-child", "/tmp/hostile-grandchild")
+                    "/tmp/hostile-child", "/tmp/hostile-grandchild", "/tmp/hostile-signal", "/tmp/hostile-after-stop")
 
 
 def hostile_argv(python: str) -> list[str]:
@@ -632,6 +645,8 @@ def measure(args: argparse.Namespace) -> None:
             print(f"{name:8} {t:8.1f} {o:8.1f} {t + o:8.1f} {w:8.1f}")
         print(f"prototype stops per run: {statistics.median(s for s, _ in counted)} "
               f"(seccomp stops {statistics.median(s for _, s in counted)})")
+        outside = split.stops(*table["outside"], env, cwd, root)
+        print(f"outside (strace): resumes per run {outside['resumes']} (per process {outside['per process']})")
         once_more = run(bwrap_argv, gate_stdin, env, cwd, launcher)
         theirs = strace_seen(bwrap_argv, gate_stdin, env, cwd, launcher, root, seen["cwd"])
         print("the bench tool, prototype vs strace:", compare(once_more.seen, theirs) or "the same",
