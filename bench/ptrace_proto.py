@@ -138,6 +138,19 @@ def program() -> bytes:
     return out
 
 
+def no_new_filters() -> bytes:
+    """A filter that only refuses new seccomp filters (and 32-bit/x32 calls): what today's strace
+    path could add with bubblewrap's `--add-seccomp-fd` against `NOTIFY` (ERRNO outranks TRACE)."""
+    code = [
+        (LD_ABS, 0, 0, 4), (JEQ, 1, 0, AUDIT_ARCH_X86_64), (RET, 0, 0, RET_KILL_PROCESS),
+        (LD_ABS, 0, 0, 0), (JGE, 6, 0, X32_BIT),
+        (JEQ, 4, 0, NR["seccomp"]), (JEQ, 0, 2, NR["prctl"]),
+        (LD_ABS, 0, 0, _arg(0)), (JEQ, 1, 0, PR_SET_SECCOMP),
+        (RET, 0, 0, RET_ALLOW), (RET, 0, 0, RET_ERRNO | errno.EPERM), (RET, 0, 0, RET_KILL_PROCESS),
+    ]
+    return b"".join(struct.pack("=HBBI", kind, jt, jf, k) for kind, jt, jf, k in code)
+
+
 # ptrace, through the C library.
 PTRACE_TRACEME, PTRACE_CONT, PTRACE_GETREGS, PTRACE_SYSCALL = 0, 7, 12, 24
 PTRACE_SETOPTIONS, PTRACE_GETEVENTMSG, PTRACE_GETSIGINFO = 0x4200, 0x4201, 0x4202
@@ -587,6 +600,47 @@ HOSTILE_EXPECTED = ("/tmp/hostile-written", "/tmp/hostile-dir", "/tmp/hostile-di
                     "/tmp/hostile-child", "/tmp/hostile-grandchild", "/tmp/hostile-signal", "/tmp/hostile-after-stop")
 
 
+# A tool that hides a write from a SECCOMP_RET_TRACE tracer: its own filter answers `openat` with
+# SECCOMP_RET_USER_NOTIF, which outranks TRACE (the kernel takes the most severe action of all the
+# filters), and its own thread, the filter's supervisor, lets the call run (FLAG_CONTINUE). Under
+# strace (today's tracer) the write is missing from a log that ends cleanly; the prototype's
+# filter refuses the `seccomp` call (EPERM), so the write reaches its TRACE.
+NOTIFY = r"""
+import ctypes, os, struct, threading, queue
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+libc.ioctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p]
+fds = queue.Queue()
+def supervisor():
+    fd = fds.get()
+    notif = ctypes.create_string_buffer(80)
+    while True:
+        ctypes.memset(notif, 0, 80)
+        if libc.ioctl(fd, 0xc0502100, notif) != 0:
+            return
+        nid = struct.unpack_from("=Q", notif.raw)[0]
+        resp = ctypes.create_string_buffer(struct.pack("=QqiI", nid, 0, 0, 1))  # FLAG_CONTINUE
+        libc.ioctl(fd, 0xc0182101, resp)
+t = threading.Thread(target=supervisor, daemon=True); t.start()
+prog = struct.pack("=HBBI", 0x20, 0, 0, 0) + struct.pack("=HBBI", 0x15, 0, 1, 257) + \
+       struct.pack("=HBBI", 0x06, 0, 0, 0x7fc00000) + struct.pack("=HBBI", 0x06, 0, 0, 0x7fff0000)
+buf = ctypes.create_string_buffer(prog)
+class Fprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+fp = Fprog(4, ctypes.addressof(buf))
+libc.prctl(38, 1, 0, 0, 0)
+listener = libc.syscall(317, 1, 8, ctypes.byref(fp))
+print("listener", listener)
+fds.put(listener)
+fd = os.open("/tmp/hidden-by-notif", os.O_WRONLY | os.O_CREAT, 0o600)
+os.write(fd, b"x"); os.close(fd)
+"""
+
+
+def notify_argv(python: str) -> list[str]:
+    return [*hostile_argv(python)[:-3], python, "-c", NOTIFY]
+
+
 def hostile_argv(python: str) -> list[str]:
     """A minimal bubblewrap around `python -c HOSTILE` (what the tests use; no caps' dash)."""
     return [shutil.which("bwrap") or "/usr/bin/bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
@@ -600,7 +654,8 @@ def strace_seen(bwrap_argv: list[str], stdin: bytes, env: dict[str, str], cwd: s
     if strace is None:
         raise SystemExit("no strace")
     log = work / "strace-compare.log"
-    subprocess.run(trace.wrap(strace, log, bwrap_argv), input=stdin, env=env, cwd=cwd, capture_output=True, timeout=60)
+    subprocess.run(trace.wrap(strace, log, bwrap_argv), input=stdin, env=env, cwd=cwd, capture_output=True, timeout=60,
+                   close_fds=False)
     return trace.parse(log, launcher_execs, inside_cwd)
 
 
@@ -665,6 +720,18 @@ def hostile(root: Path) -> None:
         print(f"  {key}: {value}")
     print("  prototype vs strace:", compare(mine.seen, theirs) or "the same")
     print("  its output:", (root / "hostile.out").read_text().strip().splitlines())
+    mine = run(notify_argv(sys.executable), b"", env, "/", 1, output=root / "notify.out")
+    theirs = strace_seen(notify_argv(sys.executable), b"", env, "/", 1, root, "/tmp")
+    fd = os.memfd_create("no-new-filters", 0)
+    os.write(fd, no_new_filters())
+    os.lseek(fd, 0, os.SEEK_SET)
+    guarded = notify_argv(sys.executable)
+    guarded = [*guarded[:1], "--add-seccomp-fd", str(fd), *guarded[1:]]
+    os.set_inheritable(fd, True)
+    strace_guarded = strace_seen(guarded, b"", env, "/", 1, root, "/tmp")
+    os.close(fd)
+    for who, seen in (("prototype", mine.seen), ("strace", theirs), ("strace + --add-seccomp-fd no_new_filters()", strace_guarded)):
+        print(f"user-notification attack, {who}: lost={seen.lost} writes={[(w.path, w.ok) for w in seen.writes]}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -76,3 +76,27 @@ def test_a_run_whose_tool_never_starts_is_not_observed(tmp_path: Path) -> None:
     argv = [*ptrace_proto.hostile_argv(sys.executable)[:-3], "/nonexistent/tool"]
     result = ptrace_proto.run(argv, b"", {"PATH": "/usr/bin:/bin"}, "/", 1, timeout=20, output=tmp_path / "out")
     assert not result.observed and result.seen.lost
+
+
+def test_a_user_notification_filter_cannot_hide_a_write_from_the_prototype(tmp_path: Path) -> None:
+    result = ptrace_proto.run(ptrace_proto.notify_argv(sys.executable), b"", {"PATH": "/usr/bin:/bin"}, "/", 1,
+                              timeout=20, output=tmp_path / "out")
+    assert "listener -1" in (tmp_path / "out").read_text()
+    assert result.observed and ("/tmp/hidden-by-notif", True) in [(w.path, w.ok) for w in result.seen.writes]
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_refusing_new_filters_lets_strace_see_the_hidden_write(tmp_path: Path) -> None:
+    """The fix today's strace path could take (bubblewrap's `--add-seccomp-fd`): without it, strace's
+    log of NOTIFY ends cleanly without the write (bench/README.md)."""
+    fd = os.memfd_create("no-new-filters", 0)
+    os.write(fd, ptrace_proto.no_new_filters())
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.set_inheritable(fd, True)
+    argv = ptrace_proto.notify_argv(sys.executable)
+    try:
+        seen = ptrace_proto.strace_seen([argv[0], "--add-seccomp-fd", str(fd), *argv[1:]], b"", {"PATH": "/usr/bin:/bin"},
+                                        "/", 1, tmp_path, "/tmp")
+    finally:
+        os.close(fd)
+    assert not seen.lost and ("/tmp/hidden-by-notif", True) in [(w.path, w.ok) for w in seen.writes]
