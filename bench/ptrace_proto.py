@@ -217,6 +217,7 @@ class Tracer:
         self.pending: dict[int, Call] = {}
         self.started: set[int] = set()  # tracees whose first (attach) stop has been seen
         self.alive: set[int] = set()
+        self.gone: set[int] = set()  # tracees whose end was seen (a child's can come before its parent's fork event)
         self.first_pid = 0
         self.execs: list[tuple[int, str]] = []
         self.stops = 0
@@ -393,6 +394,7 @@ class Tracer:
                 if pid in self.pending:
                     self.exit(pid, None)
                 self.alive.discard(pid)
+                self.gone.add(pid)
                 if pid == leader:
                     status = wait
                 continue
@@ -427,7 +429,8 @@ class Tracer:
         elif event in (EVENT_FORK, EVENT_VFORK, EVENT_CLONE):
             child = ctypes.c_ulong()
             ptrace(PTRACE_GETEVENTMSG, pid, 0, ctypes.addressof(child))
-            self.alive.add(child.value)
+            if child.value not in self.gone:
+                self.alive.add(child.value)
             resume(PTRACE_CONT, pid)
         elif event == EVENT_EXEC:
             self.exec_event(pid)
@@ -602,7 +605,8 @@ HOSTILE_EXPECTED = ("/tmp/hostile-written", "/tmp/hostile-dir", "/tmp/hostile-di
 
 # A tool that hides a write from a SECCOMP_RET_TRACE tracer: its own filter answers `openat` with
 # SECCOMP_RET_USER_NOTIF, which outranks TRACE (the kernel takes the most severe action of all the
-# filters), and its own thread, the filter's supervisor, lets the call run (FLAG_CONTINUE). Under
+# filters), and its own thread, the filter's supervisor, lets the call run (FLAG_CONTINUE); the
+# same for `unlink`, so the file is gone again before the build looks at the folders. Under
 # strace (today's tracer) the write is missing from a log that ends cleanly; the prototype's
 # filter refuses the `seccomp` call (EPERM), so the write reaches its TRACE.
 NOTIFY = r"""
@@ -622,18 +626,20 @@ def supervisor():
         resp = ctypes.create_string_buffer(struct.pack("=QqiI", nid, 0, 0, 1))  # FLAG_CONTINUE
         libc.ioctl(fd, 0xc0182101, resp)
 t = threading.Thread(target=supervisor, daemon=True); t.start()
-prog = struct.pack("=HBBI", 0x20, 0, 0, 0) + struct.pack("=HBBI", 0x15, 0, 1, 257) + \
-       struct.pack("=HBBI", 0x06, 0, 0, 0x7fc00000) + struct.pack("=HBBI", 0x06, 0, 0, 0x7fff0000)
+prog = struct.pack("=HBBI", 0x20, 0, 0, 0) + struct.pack("=HBBI", 0x15, 3, 0, 257) + \
+       struct.pack("=HBBI", 0x15, 2, 0, 87) + struct.pack("=HBBI", 0x15, 1, 0, 263) + \
+       struct.pack("=HBBI", 0x06, 0, 0, 0x7fff0000) + struct.pack("=HBBI", 0x06, 0, 0, 0x7fc00000)
 buf = ctypes.create_string_buffer(prog)
 class Fprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-fp = Fprog(4, ctypes.addressof(buf))
+fp = Fprog(6, ctypes.addressof(buf))
 libc.prctl(38, 1, 0, 0, 0)
 listener = libc.syscall(317, 1, 8, ctypes.byref(fp))
 print("listener", listener)
 fds.put(listener)
 fd = os.open("/tmp/hidden-by-notif", os.O_WRONLY | os.O_CREAT, 0o600)
 os.write(fd, b"x"); os.close(fd)
+os.unlink("/tmp/hidden-by-notif")
 """
 
 
