@@ -557,7 +557,8 @@ def compare(mine: trace.Seen, strace: trace.Seen) -> list[str]:
 # whose grandchild writes after its parent has exited (the tool waits for it through a pipe), a
 # signal handler's write (the tracer re-injects the signal), a child that stops itself and writes
 # once continued (the tracer resumes its group-stop; strace keeps it until the SIGCONT), and a
-# seccomp filter of its own (refused: a SECCOMP_RET_USER_NOTIF filter could hide calls).
+# seccomp filter of its own (refused: a SECCOMP_RET_USER_NOTIF filter could hide calls) and a
+# clone(CLONE_UNTRACED) (refused: the child would not be traced).
 HOSTILE = r"""
 import ctypes, os, signal, socket, subprocess, sys, threading, time
 open("/tmp/hostile-written", "w").write("x")
@@ -596,6 +597,13 @@ while os.waitpid(child, os.WNOHANG) == (0, 0):
     time.sleep(0.01)
 libc = ctypes.CDLL(None, use_errno=True)
 print("seccomp filter refused:", libc.prctl(22, 2, 0, 0, 0) == -1 and ctypes.get_errno() == 1)
+libc.syscall.restype = ctypes.c_long
+pid = libc.syscall(56, 0x00800000 | signal.SIGCHLD, 0, 0, 0, 0)  # clone(CLONE_UNTRACED): a child no tracer follows
+if pid == 0:
+    os._exit(0)
+if pid > 0:
+    os.waitpid(pid, 0)
+print("untraced clone refused:", pid == -1 and ctypes.get_errno() == 1)
 print("done")
 """
 HOSTILE_EXPECTED = ("/tmp/hostile-written", "/tmp/hostile-dir", "/tmp/hostile-dir/through-dirfd",

@@ -3,8 +3,9 @@
 The prototype is not the build's tracer (bench/README.md, "Our own tracer outside the sandbox");
 this keeps what it claims to see honest while it is evaluated: a file written and removed again,
 a write through a directory descriptor and one relative to a changed working folder, a thread's
-write, a child's write, a double-forked grandchild's write, a refused connection, and a seccomp
-filter of the tool's own refused (one that could hide calls from the tracer).
+write, a child's write, a double-forked grandchild's write, a signal and a group-stop passed on, a
+refused connection; and a seccomp filter of the tool's own (one that could hide calls from the
+tracer) and an untraced clone refused.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def test_the_prototype_sees_what_the_hostile_tool_did(tmp_path: Path) -> None:
     result = ptrace_proto.run(ptrace_proto.hostile_argv(sys.executable), b"", {"PATH": "/usr/bin:/bin"}, "/", 1,
                               timeout=20, output=out)
     assert os.waitstatus_to_exitcode(result.status) == 0, out.read_text()
-    assert out.read_text().splitlines() == ["seccomp filter refused: True", "done"]
+    assert out.read_text().splitlines() == ["seccomp filter refused: True", "untraced clone refused: True", "done"]
     seen = result.seen
     assert result.observed and seen.started and not seen.lost
     written = {w.path for w in seen.writes if w.ok}
