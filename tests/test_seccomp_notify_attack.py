@@ -1,0 +1,56 @@
+"""Red team, the trace: a tool that hides its calls from strace with a seccomp filter of its own.
+
+strace's `--seccomp-bpf` filter answers the traced calls with SECCOMP_RET_TRACE. A tool may add
+filters (bubblewrap sets no_new_privs, which is all an unprivileged filter needs), the kernel
+takes the most severe action of all of them, and SECCOMP_RET_USER_NOTIF outranks TRACE: the tool's
+own thread, as the filter's supervisor, lets each notified `openat`/`unlink` run
+(SECCOMP_USER_NOTIF_FLAG_CONTINUE) and strace never stops on it. Found while prototyping our own
+tracer (bench/ptrace_proto.py, whose filter refuses new filters; tests/test_ptrace_proto.py).
+
+On this branch the build still forges the clean result (`passed`, `verified_no_effects`, the file
+written and removed missing): the test is a strict xfail until the sandbox refuses new filters
+(bubblewrap's `--add-seccomp-fd` with `ptrace_proto.no_new_filters()`; ERRNO outranks
+USER_NOTIF), then it passes and the marker must go.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+
+import ptrace_proto  # noqa: E402
+from manifests import PLATFORM, speccify_tool  # noqa: E402
+from procs import no_leftovers  # noqa: F401,E402 (an autouse fixture)
+from sitebuild import run_check, tool_of  # noqa: E402
+from toolcatalog import sandbox  # noqa: E402
+
+FACTS = sandbox.probe("auto")
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux") or os.uname().machine != "x86_64",
+                       reason="the attack is written for x86-64 Linux"),
+    pytest.mark.skipif(FACTS.mechanism != "bwrap" or FACTS.tracer is None,
+                       reason=f"needs bubblewrap and strace; this machine offers {FACTS.mechanism or 'no sandbox'}"),
+]
+
+
+@pytest.mark.xfail(strict=True, reason="the sandbox does not refuse a tool's own seccomp filters yet")
+def test_a_user_notification_filter_does_not_forge_a_clean_run(tmp_path: Path) -> None:
+    path = f"/tmp/tc-notify-{os.getpid()}-{random.randrange(10**9)}"
+    head = "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'ok': True}), flush=True)\n"
+    code = head + ptrace_proto.NOTIFY.replace("/tmp/hidden-by-notif", path).replace('print("listener", listener)', "")
+    speccify_tool(tmp_path, "hider", [("hides", {"a": 1}, {"ok": True})], files={f"{PLATFORM}.py": code + "\nos._exit(0)\n"},
+                  effects="none; pure computation")
+    catalog, _ = run_check(tmp_path, jobs=1)
+    tool = tool_of(catalog, "hider")
+    [run] = tool.examples[0].runs
+    assert run.observed is not None and run.observed.traced
+    if run.observed.incomplete:
+        return  # "not observed": nothing claimed
+    assert (path, "temporary") in {(f.path, f.change) for f in run.observed.files}, run.observed
+    assert tool.sandbox is not None and not tool.sandbox.verified_no_effects
