@@ -7,10 +7,10 @@ own thread, as the filter's supervisor, lets each notified `openat`/`unlink` run
 (SECCOMP_USER_NOTIF_FLAG_CONTINUE) and strace never stops on it. Found while prototyping our own
 tracer (bench/ptrace_proto.py, whose filter refuses new filters; tests/test_ptrace_proto.py).
 
-On this branch the build still forges the clean result (`passed`, `verified_no_effects`, the file
-written and removed missing): the test is a strict xfail until the sandbox refuses new filters
-(bubblewrap's `--add-seccomp-fd` with `ptrace_proto.no_new_filters()`; ERRNO outranks
-USER_NOTIF), then it passes and the marker must go.
+Before the fix the build forged the clean result (`passed`, `verified_no_effects`, the file
+written and removed missing). Now `seccomp()` fails with EPERM for the tool: strace injects it in
+bubblewrap's runs (trace.wrap), and the Landlock launcher's last filter refuses it (its own
+listener is made before). A listener can only come from `seccomp()`: prctl's filters cannot notify.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from manifests import PLATFORM, speccify_tool  # noqa: E402
 from procs import no_leftovers  # noqa: F401,E402 (an autouse fixture)
 from sitebuild import run_check, tool_of  # noqa: E402
 from toolcatalog import sandbox  # noqa: E402
+from toolcatalog.sandbox import landlock_launcher  # noqa: E402
+from test_redteam_observe import landlock_check  # noqa: E402
 
 FACTS = sandbox.probe("auto")
 pytestmark = [
@@ -39,13 +41,16 @@ pytestmark = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="the sandbox does not refuse a tool's own seccomp filters yet")
-def test_a_user_notification_filter_does_not_forge_a_clean_run(tmp_path: Path) -> None:
-    path = f"/tmp/tc-notify-{os.getpid()}-{random.randrange(10**9)}"
+def hider(root: Path, path: str) -> None:
     head = "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'ok': True}), flush=True)\n"
     code = head + ptrace_proto.NOTIFY.replace("/tmp/hidden-by-notif", path).replace('print("listener", listener)', "")
-    speccify_tool(tmp_path, "hider", [("hides", {"a": 1}, {"ok": True})], files={f"{PLATFORM}.py": code + "\nos._exit(0)\n"},
+    speccify_tool(root, "hider", [("hides", {"a": 1}, {"ok": True})], files={f"{PLATFORM}.py": code + "\nos._exit(0)\n"},
                   effects="none; pure computation")
+
+
+def test_a_user_notification_filter_does_not_forge_a_clean_run(tmp_path: Path) -> None:
+    path = f"/tmp/tc-notify-{os.getpid()}-{random.randrange(10**9)}"
+    hider(tmp_path, path)
     catalog, _ = run_check(tmp_path, jobs=1)
     tool = tool_of(catalog, "hider")
     [run] = tool.examples[0].runs
@@ -54,3 +59,24 @@ def test_a_user_notification_filter_does_not_forge_a_clean_run(tmp_path: Path) -
         return  # "not observed": nothing claimed
     assert (path, "temporary") in {(f.path, f.change) for f in run.observed.files}, run.observed
     assert tool.sandbox is not None and not tool.sandbox.verified_no_effects
+
+
+ASK_SECCOMP = """
+import ctypes, json, os, sys
+json.load(sys.stdin)
+libc = ctypes.CDLL(None, use_errno=True)
+action = ctypes.c_uint32(0x7FFF0000)  # SECCOMP_RET_ALLOW
+done = libc.syscall(317, 2, 0, ctypes.byref(action))  # seccomp(SECCOMP_GET_ACTION_AVAIL, 0, &action)
+print(json.dumps({"errno": 0 if done == 0 else ctypes.get_errno()}), flush=True)
+"""
+
+
+@pytest.mark.skipif(landlock_launcher.abi_version() < 4, reason="needs Landlock ABI 4")
+def test_under_landlock_seccomp_is_refused_to_the_tool(tmp_path: Path) -> None:
+    """The Landlock launcher's own listener already keeps a second one from being made (EBUSY),
+    but only while the kernel gives it one: its last filter refuses `seccomp()` outright (EPERM),
+    so a tool can add no filter at all. The example expects EPERM; before the fix it got 0."""
+    ws = tmp_path / "ws"
+    speccify_tool(ws, "asker", [("asks", {"a": 1}, {"errno": 1})], files={f"{PLATFORM}.py": ASK_SECCOMP})
+    [tool] = [t for t in landlock_check(tmp_path, ws).values() if t["id"] == "asker"]
+    assert tool["status"] == "passed", tool

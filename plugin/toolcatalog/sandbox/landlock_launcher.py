@@ -440,16 +440,17 @@ def _kill_descendants() -> None:
             pass
 
 
-# seccomp: (architecture in seccomp_data, [system call numbers of setsid and setpgid]); x32 calls
-# come with the x86_64 architecture and bit 30 set.
+# seccomp: (architecture in seccomp_data, [system call numbers of setsid and setpgid], [that of
+# seccomp]); x32 calls come with the x86_64 architecture and bit 30 set.
 _X32 = 0x40000000
 _GROUP_CALLS = (
-    (0xC000003E, (112, 109, _X32 | 112, _X32 | 109)),  # x86_64 (and x32)
-    (0x40000003, (66, 57)),  # i386
-    (0xC00000B7, (157, 154)),  # aarch64
-    (0x40000028, (66, 57)),  # arm
+    (0xC000003E, (112, 109, _X32 | 112, _X32 | 109), (317, _X32 | 317)),  # x86_64 (and x32)
+    (0x40000003, (66, 57), (354,)),  # i386
+    (0xC00000B7, (157, 154), (277,)),  # aarch64
+    (0x40000028, (66, 57), (383,)),  # arm
 )
 _SECCOMP_RET_ALLOW, _SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+_EPERM = 1
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 
 
@@ -462,19 +463,26 @@ class _SockFprog(ctypes.Structure):
 
 
 def _group_filter() -> list[tuple[int, int, int, int]]:
-    """Classic BPF: for each known architecture, setsid and setpgid return 0 without running."""
+    """Classic BPF: for each known architecture, setsid and setpgid return 0 without running, and
+    `seccomp()` fails with EPERM. The command's own filters could otherwise hand its calls to a
+    supervisor of its own (SECCOMP_RET_USER_NOTIF outranks strace's RET_TRACE, so the trace would
+    miss them: trace.wrap); only `seccomp()` makes such a listener, and this filter is the last the
+    launcher installs (its own listener, made with `seccomp()`, comes before)."""
     load_word, jump_equal, ret = 0x20, 0x15, 0x06
     blocks: list[list[tuple[int, int, int, int]]] = []
-    for _arch, numbers in _GROUP_CALLS:
+    for _arch, numbers, refused in _GROUP_CALLS:
         block = [(load_word, 0, 0, 0)]  # seccomp_data.nr
+        count = len(numbers) + len(refused)
         for i, number in enumerate(numbers):
-            block.append((jump_equal, len(numbers) - i, 0, number))  # to the "return 0" at the end
-        block += [(ret, 0, 0, _SECCOMP_RET_ALLOW), (ret, 0, 0, _SECCOMP_RET_ERRNO | 0)]
+            block.append((jump_equal, count - i, 0, number))  # to the "return 0"
+        for i, number in enumerate(refused):
+            block.append((jump_equal, len(refused) - i + 1, 0, number))  # to the "EPERM"
+        block += [(ret, 0, 0, _SECCOMP_RET_ALLOW), (ret, 0, 0, _SECCOMP_RET_ERRNO | 0), (ret, 0, 0, _SECCOMP_RET_ERRNO | _EPERM)]
         blocks.append(block)
     head = [(load_word, 0, 0, 4)]  # seccomp_data.arch
     dispatch_length = len(_GROUP_CALLS) + 1  # one jump per architecture, then "allow"
     offset = 0
-    for i, (arch, _numbers) in enumerate(_GROUP_CALLS):
+    for i, (arch, _numbers, _refused) in enumerate(_GROUP_CALLS):
         head.append((jump_equal, dispatch_length - 1 - i + offset, 0, arch))
         offset += len(blocks[i])
     head.append((ret, 0, 0, _SECCOMP_RET_ALLOW))  # an architecture not listed

@@ -332,7 +332,7 @@ def _bubblewrap(facts: Facts, command: list[str], cwd: str, env: dict[str, str],
     if copied:
         areas.append(_Area(root / "work", cwd, True))
     if log is not None:
-        argv = trace.wrap(facts.tracer or "strace", log, argv)
+        argv = trace.wrap(facts.tracer or "strace", log, argv, refuse_filters=True)
     return Launch(argv, layout.scratch_env(env), root, "bwrap", network, ws, root, areas, log, layout.SCRATCH, cwd)
 
 

@@ -84,16 +84,26 @@ def works(strace: str, launcher_probe: list[str]) -> tuple[bool, str]:
     return True, ""
 
 
-def _options(log: str) -> list[str]:
-    return [
+def _options(log: str, refuse_filters: bool = False) -> list[str]:
+    options = [
         "-f", "-qq", "--seccomp-bpf", "-s", "4096", "-e", "signal=none",
-        "-e", "trace=" + SYSCALLS, "-e", "inject=io_uring_setup:error=ENOSYS", "-o", log,
+        "-e", "trace=" + SYSCALLS + (",seccomp" if refuse_filters else ""),
+        "-e", "inject=io_uring_setup:error=ENOSYS", "-o", log,
     ]
+    if refuse_filters:
+        options[-2:-2] = ["-e", "inject=seccomp:error=EPERM"]
+    return options
 
 
-def wrap(strace: str, log: Path, argv: list[str]) -> list[str]:
-    """`argv` run under strace, logging to `log`."""
-    return [strace, *_options(str(log)), "--", *argv]
+def wrap(strace: str, log: Path, argv: list[str], refuse_filters: bool = False) -> list[str]:
+    """`argv` run under strace, logging to `log`. `refuse_filters`: every `seccomp()` call fails
+    with EPERM. A process may add seccomp filters of its own, and the kernel answers a call with
+    the most severe action of all filters: SECCOMP_RET_USER_NOTIF outranks the RET_TRACE strace's
+    filter gives, so a tool supervising its own notifications would make its writes unseen. A
+    listener can only be had through `seccomp()` (prctl's filters cannot notify); bubblewrap's
+    runs refuse it this way, and the Landlock launcher, which needs `seccomp()` for its own
+    listener, refuses it in the filter it installs last (landlock_launcher._group_filter)."""
+    return [strace, *_options(str(log), refuse_filters), "--", *argv]
 
 
 @dataclass
