@@ -129,6 +129,7 @@ class Seen:
 _LINE = re.compile(r"^(\d+) +(.*)$")
 _CALL = re.compile(r"^(\w+)\((.*)\) += (-?\d+|\?|0x[0-9a-f]+)(?: (\w+) \(([^)]*)\))?")
 _RESUMED = re.compile(r"^<\.\.\. (\w+) resumed>(.*)$")
+_PID_CHANGED = re.compile(r" <pid changed to (\d+) \.\.\.>$")
 _STR = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
@@ -189,6 +190,7 @@ class _Parser:
         self.cwd = cwd
         self.seen = Seen()
         self.pending: dict[str, str] = {}
+        self.superseded: set[str] = set()  # processes whose next resumed execve is a thread's, which succeeded
         self.tool_pids: set[str] = set()
         self.setup_pids: set[str] = set()
         self.cwds: dict[str, str] = {}
@@ -206,19 +208,37 @@ class _Parser:
             base = self.fds.get(pid, {}).get(dirfd, f"<fd {dirfd}>")
         return os.path.normpath(os.path.join(base, path))
 
-    def line(self, raw: str) -> None:
-        match = _LINE.match(raw)
-        if not match:
-            return
-        pid, body = match.groups()
+    def _whole_call(self, pid: str, body: str) -> str | None:
+        """The call a line completes (`name(args) = result ...`), or None when it only begins one."""
+        changed = _PID_CHANGED.search(body)
+        if changed and body.startswith(("execve(", "execveat(")):
+            # A thread's execve: strace ends the thread's line so, then writes the call as resumed
+            # (with a meaningless failure) under the process's pid. Past that point the exec has
+            # happened (the other threads are gone): it succeeded, in that process.
+            self.pending[changed.group(1)] = body[: changed.start()].rstrip()
+            self.superseded.add(changed.group(1))
+            return None
         if body.endswith("<unfinished ...>"):
             self.pending[pid] = body[: -len("<unfinished ...>")].rstrip()
             if body.startswith(("clone(", "clone3(", "fork(", "vfork(")) and pid in self.tool_pids:
                 self.last_cloner = pid  # its child may show up before the call returns
-            return
+            return None
         resumed = _RESUMED.match(body)
+        if resumed and pid in self.superseded and resumed.group(1) in ("execve", "execveat"):
+            self.superseded.discard(pid)
+            return self.pending.pop(pid, resumed.group(1) + "(") + ") = 0"
         if resumed:
-            body = self.pending.pop(pid, resumed.group(1) + "(") + resumed.group(2)
+            return self.pending.pop(pid, resumed.group(1) + "(") + resumed.group(2)
+        return body
+
+    def line(self, raw: str) -> None:
+        match = _LINE.match(raw)
+        if not match:
+            return
+        pid, whole = match.groups()
+        body = self._whole_call(pid, whole)
+        if body is None:
+            return
         call = _CALL.match(body)
         if not call:
             return
