@@ -142,3 +142,47 @@ def test_a_build_holding_more_than_1024_descriptors_still_runs_its_examples(tmp_
         for fd in held:
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+FORKED = """
+import os, sys
+from pathlib import Path
+from toolcatalog.process import run_process, scrubbed_env
+result = run_process(["/bin/sh", "-c", "exit 6"], cwd=Path("/tmp"), stdin=None, timeout_s=20, env=scrubbed_env(), helper=True)
+os._exit(result.exit_code if result.exit_code is not None else 99)
+"""
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_a_copy_forked_while_another_thread_starts_the_spawner_can_run_examples() -> None:
+    """The build forks (a plugin's worker, multiprocessing's fork) while one of its threads is
+    starting the spawner, the lock that guards that start held: the copy starts a spawner of its
+    own and must not wait for a lock no thread of it will ever let go (it hung for good)."""
+    held, release = threading.Event(), threading.Event()
+
+    def starting() -> None:  # as `_spawner` holds it while the spawner starts
+        with spawner._spawner_lock:
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=starting, daemon=True)
+    holder.start()
+    held.wait(30)
+    try:
+        pid = os.fork()
+        if pid == 0:  # the copy: run one example, its exit code is ours
+            try:
+                exec(FORKED, {})
+            finally:
+                os._exit(98)
+        end = time.monotonic() + 30
+        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < end:  # a hang guard
+            time.sleep(0.02)
+        if done[0] == 0:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked copy hung waiting for its parent's lock")
+        assert os.waitstatus_to_exitcode(done[1]) == 6
+    finally:
+        release.set()
+        holder.join(30)

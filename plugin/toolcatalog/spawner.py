@@ -202,8 +202,10 @@ _SUPPORTED = sys.platform.startswith("linux") and hasattr(os, "pidfd_open") and 
 def _forgotten_in_child() -> None:
     """A forked copy of the build starts a spawner of its own if it runs anything: the parent's
     is the parent's (its socket answers the parent), and the copy's end of it is closed so the
-    spawner still sees the build's exit."""
-    global _SPAWNER
+    spawner still sees the build's exit. The lock that guards starting one is new too: another
+    thread of the parent may have held it at the fork, and no thread of the copy would let it go."""
+    global _SPAWNER, _spawner_lock
+    _spawner_lock = threading.Lock()
     if _SPAWNER is not None:
         try:
             _SPAWNER.sock.close()
