@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import math
 import os
 import select
 import socket
@@ -114,6 +115,7 @@ end()
 """
 
 _MAX_REQUEST = 256 << 10  # bytes of argv, folder and environment sent at once; more: started the old way
+LOST: dict[str, Any] = {"lost": True}  # `_Spawner.ask`: sent, and the spawner went away before it answered
 
 
 class _Spawner:
@@ -150,19 +152,30 @@ class _Spawner:
         atexit.register(self.close)
 
     def ask(self, request: dict[str, Any], fds: list[int]) -> dict[str, Any] | None:
-        """Send one request (with `fds`) and read its answer; None once the spawner is gone."""
+        """Send one request (with `fds`) and read its answer; None when it was not sent (the
+        spawner is gone), `LOST` when it was sent and no answer came (the spawner went away while
+        doing it: a process may have been started). Anything raised in between (Ctrl-C, the
+        SIGTERM handler's SystemExit) leaves an answer unread, so the socket is not used again."""
         data = json.dumps(request).encode()
         with self.lock:
             if self.broken:
                 return None
             try:
-                socket.send_fds(self.sock, [data], fds) if fds else self.sock.send(data)
-                answer = self.sock.recv(1 << 16)
-            except OSError:
-                answer = b""
+                try:
+                    socket.send_fds(self.sock, [data], fds) if fds else self.sock.send(data)
+                except OSError:
+                    self.broken = True
+                    return None
+                try:
+                    answer = self.sock.recv(1 << 16)
+                except OSError:
+                    answer = b""
+            except BaseException:
+                self.broken = True
+                raise
             if not answer:
                 self.broken = True
-                return None
+                return LOST
         found: dict[str, Any] = json.loads(answer)
         return found
 
@@ -189,8 +202,10 @@ _SUPPORTED = sys.platform.startswith("linux") and hasattr(os, "pidfd_open") and 
 def _forgotten_in_child() -> None:
     """A forked copy of the build starts a spawner of its own if it runs anything: the parent's
     is the parent's (its socket answers the parent), and the copy's end of it is closed so the
-    spawner still sees the build's exit."""
-    global _SPAWNER
+    spawner still sees the build's exit. The lock that guards starting one is new too: another
+    thread of the parent may have held it at the fork, and no thread of the copy would let it go."""
+    global _SPAWNER, _spawner_lock
+    _spawner_lock = threading.Lock()
     if _SPAWNER is not None:
         try:
             _SPAWNER.sock.close()
@@ -240,38 +255,40 @@ class Child:
 
     def exited(self) -> bool:
         """Whether it has exited (not reaped: the spawner keeps it until `wait`)."""
-        if self.returncode is not None or self.lost or self.pidfd is None:
+        return self.returncode is not None or self.lost or self._ended_within(0.0)
+
+    def _ended_within(self, timeout: float | None) -> bool:
+        """Whether it has exited within `timeout` seconds (None: however long it takes), as its
+        pidfd in the build says: waiting takes no turn of the spawner's, so other runs start and
+        end meanwhile. `poll`, not `select`: a build may hold descriptors past select's 1024."""
+        if self.pidfd is None:
             return True
-        ready, _, _ = select.select([self.pidfd], [], [], 0)
-        return bool(ready)
+        poller = select.poll()
+        poller.register(self.pidfd, select.POLLIN)
+        return bool(poller.poll(None if timeout is None else math.ceil(max(0.0, timeout) * 1000)))
 
     def poll(self) -> int | None:
         return self.returncode if self.returncode is not None or not self.exited() else self.wait(0.0)
 
     def wait(self, timeout: float | None = None) -> int:
-        """Its exit code (negative: the signal that ended it); reaped by the spawner. Raises
-        `subprocess.TimeoutExpired` when it has not exited within `timeout` seconds, and when the
-        spawner is gone (which killed its group on the way out, but how it ended was not seen)."""
+        """Its exit code (negative: the signal that ended it); reaped by the spawner once it has
+        exited. Raises `subprocess.TimeoutExpired` when it has not exited within `timeout` seconds,
+        and when the spawner is gone (which killed its group on the way out, but how it ended was
+        not seen)."""
         if self.returncode is not None:
             return self.returncode
-        left = 3600.0 if timeout is None else max(0.0, timeout)
-        while True:
-            answer = None if self.lost else self.owner.ask({"op": "wait", "pid": self.pid, "timeout": min(left, 1.0)}, [])
-            if answer is None:
-                self.lost = True
-                self._close_pidfd()
-                raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
-            if answer.get("status") is not None:
-                self.returncode = int(answer["status"])
-                self._close_pidfd()
-                return self.returncode
-            if not answer.get("running"):  # the spawner does not know it: nothing to wait for
-                self.lost = True
-                self._close_pidfd()
-                raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
-            left -= 1.0
-            if left <= 0 and timeout is not None:
-                raise subprocess.TimeoutExpired(self.args, timeout)
+        if not self.lost and not self._ended_within(timeout):
+            raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+        answer = None if self.lost else self.owner.ask({"op": "wait", "pid": self.pid, "timeout": 0.0}, [])
+        if answer is not None and answer.get("running"):  # not seen exited there yet: as a timeout, still its
+            raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+        if answer is None or answer.get("status") is None:  # the spawner is gone, or does not know it
+            self.lost = True
+            self._close_pidfd()
+            raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+        self.returncode = int(answer["status"])
+        self._close_pidfd()
+        return self.returncode
 
     def _close_pidfd(self) -> None:
         if self.pidfd is not None:
@@ -313,6 +330,8 @@ def start(argv: list[str], cwd: str, env: dict[str, str], piped: bool) -> "Child
                 os.close(left)
         if answer is None:
             return None
+        if answer is LOST:  # it may have started (and its pipes are now closed): never started twice
+            return OSError(0, "the spawner ended while starting it", None)
         if "invalid" in answer:
             return ValueError(answer["invalid"])
         number, text, filename = answer["error"]
