@@ -41,8 +41,8 @@ def setup(extras: str) -> None:
     # The pip the venv was made with, unless it is older than 23.1: one download and round trip less.
     if pip_version() < (23, 1):
         run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
-    # Byte-compiled as pip does by default: under PYTHONDONTWRITEBYTECODE the suite's workers
-    # compile nothing themselves, and read what the install compiled.
+    # Byte-compiled as pip does by default: the suite's workers read what the install compiled
+    # (under PYTHONDONTWRITEBYTECODE they write no compiled file of their own).
     run(PYTHON, "-m", "pip", "install", "--quiet", "-e", f".[{extras}]")
     stamp.write_text(digest)
 
@@ -71,7 +71,10 @@ def main(argv: list[str]) -> int:
         basetemp = tempfile.mkdtemp(prefix="toolcatalog-tests-")
         try:
             # loadgroup: the tests that read one once-per-run build run on one worker (tests/conftest.py).
-            result = subprocess.run([str(PYTHON), "-m", "pytest", "-n", "2", "--dist", "loadgroup", f"--basetemp={basetemp}", *argv[1:]], cwd=ROOT)
+            # Three workers on two cores: about a third of the suite's time waits (on processes it
+            # stopped, timeouts, the browser, the package index), and a third worker fills it.
+            # `python3 .ci/dev.py test -n 2` (or any pytest option) overrides it.
+            result = subprocess.run([str(PYTHON), "-m", "pytest", "-n", "3", "--dist", "loadgroup", f"--basetemp={basetemp}", *argv[1:]], cwd=ROOT)
         finally:
             subprocess.run(["rm", "-rf", "--one-file-system", basetemp], check=False)
         return result.returncode
