@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -50,7 +51,12 @@ def processes_start_like_the_suite(tmp_path_factory: pytest.TempPathFactory) -> 
     - Compiled modules are kept for the run: where `PYTHONDONTWRITEBYTECODE` is set (nothing may be
       written beside the sources), they go to one folder in the run's temporary root
       (`PYTHONPYCACHEPREFIX`) instead of being compiled again by every process. Runs of tools are
-      unaffected: the product sets `PYTHONDONTWRITEBYTECODE=1` for them (`process.scrubbed_env`)."""
+      unaffected: the product sets `PYTHONDONTWRITEBYTECODE=1` for them (`process.scrubbed_env`).
+    - SIGINT is not ignored: a shell ignores it for a command it starts in the background (`&`),
+      every process inherits that, and the tests of what Ctrl-C does would wait for a build that
+      never hears it. Here it is what a terminal's Ctrl-C meets."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # started processes get SIG_DFL
     changes: dict[str, str | None] = {
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
     }
