@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -15,7 +16,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from manifests import speccify_text
-from once import run_folder, shared
+from once import begin, run_folder, shared
 from sitebuild import REPO, build, environment
 from toolcatalog.harvest import harvest
 from toolcatalog.model import Catalog
@@ -50,7 +51,12 @@ def processes_start_like_the_suite(tmp_path_factory: pytest.TempPathFactory) -> 
     - Compiled modules are kept for the run: where `PYTHONDONTWRITEBYTECODE` is set (nothing may be
       written beside the sources), they go to one folder in the run's temporary root
       (`PYTHONPYCACHEPREFIX`) instead of being compiled again by every process. Runs of tools are
-      unaffected: the product sets `PYTHONDONTWRITEBYTECODE=1` for them (`process.scrubbed_env`)."""
+      unaffected: the product sets `PYTHONDONTWRITEBYTECODE=1` for them (`process.scrubbed_env`).
+    - SIGINT is not ignored: a shell ignores it for a command it starts in the background (`&`),
+      every process inherits that, and the tests of what Ctrl-C does would wait for a build that
+      never hears it. Here it is what a terminal's Ctrl-C meets."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # started processes get SIG_DFL
     changes: dict[str, str | None] = {
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
     }
@@ -141,7 +147,7 @@ def team_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 SHARED_BUILDS = {
     "team_site": "team-site",
     "demo_site": "demo-site",
-    "dist": "dist",
+    **dict.fromkeys(("dist", "wheel_mkdocs_venv", "wheel_properdocs_venv"), "dist"),
     **dict.fromkeys(("reference", "properdocs_site", "zensical_site", "mkdocs2_site", "zensical_bin", "mkdocs2_bin"), "generators"),
 }
 GROUPS_FILE = "xdist-groups.json"
@@ -162,6 +168,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         mine = folder / f"{GROUPS_FILE}.{os.environ['PYTEST_XDIST_WORKER']}"
         mine.write_text(json.dumps(groups), encoding="utf-8")
         mine.replace(folder / GROUPS_FILE)  # whole or absent: every worker writes the same
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The builds registered with `once.ahead` that the selected tests need, begun in the
+    background by one process of the run (the first worker, or pytest itself without xdist): they
+    wait on the package index while the tests before theirs run."""
+    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0" or session.config.option.collectonly:
+        return
+    wanted = {name for item in session.items for name in getattr(item, "fixturenames", ())}
+    begin(session.config._tmp_path_factory, wanted)  # type: ignore[attr-defined]
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:

@@ -12,6 +12,14 @@ A new fixture over `shared` belongs in that table.
 
 A build that raises leaves no result behind: the next worker that asks builds it again (and
 fails in its own tests with its own traceback).
+
+A build that mostly waits (on the package index: the venvs of other site generators, the wheel)
+can be started ahead: `@ahead("fixture_name")` over a function `start(factory)` that calls
+`shared`, and conftest.py starts it in a background thread as soon as the tests are collected,
+when a selected test requests that fixture. The fixture calls the same function and so waits on
+the lock for the build already under way, or finds it done. Such a build runs its processes with
+`ENVIRONMENT`, the environment the run started with, whichever thread runs it (a test may be
+changing `os.environ` meanwhile).
 """
 
 from __future__ import annotations
@@ -19,8 +27,9 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import threading
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 import pytest
 
@@ -43,3 +52,31 @@ def shared(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], No
             make(folder)
             (folder / ".built").touch()
     return folder
+
+
+ENVIRONMENT: dict[str, str] = dict(os.environ)  # when conftest.py imported this, before any fixture
+Start = TypeVar("Start", bound=Callable[[pytest.TempPathFactory], object])
+AHEAD: dict[str, Callable[[pytest.TempPathFactory], object]] = {}
+
+
+def ahead(fixture: str) -> Callable[[Start], Start]:
+    """Register `start(factory)` (which calls `shared`) to be begun in the background when a
+    selected test requests `fixture` (conftest.py's `pytest_collection_finish`)."""
+    def register(start: Start) -> Start:
+        AHEAD[fixture] = start
+        return start
+
+    return register
+
+
+def begin(factory: pytest.TempPathFactory, fixtures: set[str]) -> None:
+    """Begin in daemon threads the registered builds that `fixtures` need. A build that raises here
+    is left for its fixture, which builds it again and fails or skips in its own tests."""
+    def quietly(start: Callable[[pytest.TempPathFactory], object]) -> None:
+        try:
+            start(factory)
+        except BaseException:  # noqa: BLE001 (pytest.skip included): the fixture reports it
+            pass
+
+    for name in sorted(fixtures & AHEAD.keys()):
+        threading.Thread(target=quietly, args=(AHEAD[name],), name=f"ahead-{name}", daemon=True).start()

@@ -1,7 +1,8 @@
 """The demo published with Zensical and with MkDocs 2, through `toolcatalog markdown`.
 
-Each generator is installed from the package index into a fresh venv once per session (skipped,
-with the reason, when it cannot be installed) and builds the demo at the domain root and under a
+Each generator is installed from the package index into a fresh venv once per session, begun as
+soon as the tests are collected (once.ahead: the install mostly waits on the index; skipped, with
+the reason, when it cannot be installed) and builds the demo at the domain root and under a
 sub-path. Every link and asset in the built HTML must resolve to a file of the site (a link
 checker, `linkcheck`), the files for agents must be byte for byte those `mkdocs build` with the
 plugin publishes, and each tool page must carry the same verdict as the plugin's page.
@@ -24,6 +25,7 @@ import yaml
 
 from linkcheck import broken
 from manifests import write
+import once
 from once import shared
 from sitebuild import QUIET_HOSTS, REPO, build, toolcatalog
 
@@ -36,7 +38,7 @@ AGENT_FILES = ("catalog.json", "mcp-tools.json", "llms.txt")
 def _venv(where: Path, requirement: str) -> Path:
     """A fresh venv with `requirement` installed, or a skip naming why pip could not install it."""
     venv.EnvBuilder(with_pip=False).create(where)  # installed into by this interpreter's pip: no ensurepip per venv
-    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    env = {**once.ENVIRONMENT, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}  # begun ahead, in a thread
     env.pop("PYTHONPATH", None)
     done = subprocess.run([sys.executable, "-m", "pip", "--python", str(where / "bin" / "python"), "install", "--quiet", requirement],
                           capture_output=True, text=True, timeout=300, env=env)
@@ -45,14 +47,24 @@ def _venv(where: Path, requirement: str) -> Path:
     return where / "bin"
 
 
+@once.ahead("zensical_bin")
+def zensical_venv(factory: pytest.TempPathFactory) -> Path:
+    return shared(factory, "venv-zensical", lambda where: _venv(where, ZENSICAL))
+
+
+@once.ahead("mkdocs2_bin")
+def mkdocs2_venv(factory: pytest.TempPathFactory) -> Path:
+    return shared(factory, "venv-mkdocs2", lambda where: _venv(where, MKDOCS2))
+
+
 @pytest.fixture(scope="session")
 def zensical_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return shared(tmp_path_factory, "venv-zensical", lambda where: _venv(where, ZENSICAL)) / "bin"
+    return zensical_venv(tmp_path_factory) / "bin"
 
 
 @pytest.fixture(scope="session")
 def mkdocs2_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return shared(tmp_path_factory, "venv-mkdocs2", lambda where: _venv(where, MKDOCS2)) / "bin"
+    return mkdocs2_venv(tmp_path_factory) / "bin"
 
 
 def demo(root: Path) -> Path:

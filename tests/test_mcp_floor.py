@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+import once
+from once import shared
 from sitebuild import REPO
 
 if sys.version_info >= (3, 11):
@@ -36,15 +38,30 @@ def floor() -> str:
     return match.group(1)
 
 
-def test_an_mcp_example_passes_with_the_oldest_sdk_the_extra_allows(tmp_path: Path) -> None:
+@once.ahead("floor_sdk")
+def install_floor(factory: pytest.TempPathFactory) -> Path:
+    """The floor SDK installed from the package index into `sdk` of a folder of its own, once per
+    run, begun as soon as the tests are collected (once.ahead: pip mostly waits on the index)."""
+    def make(folder: Path) -> None:
+        env = {**once.ENVIRONMENT, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}  # maybe in a thread
+        install = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", str(folder / "sdk"), f"mcp=={floor()}"],
+                                 capture_output=True, text=True, timeout=300, env=env)
+        if install.returncode != 0 and any(word in install.stderr for word in OFFLINE):
+            pytest.skip(f"the package index cannot be reached: {install.stderr.strip().splitlines()[-1]}")
+        assert install.returncode == 0, install.stderr[-3000:]
+
+    return shared(factory, "mcp-floor", make) / "sdk"
+
+
+@pytest.fixture(scope="session")
+def floor_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return install_floor(tmp_path_factory)
+
+
+def test_an_mcp_example_passes_with_the_oldest_sdk_the_extra_allows(floor_sdk: Path) -> None:
     version = floor()
-    target = tmp_path / "sdk"
+    target = floor_sdk
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    install = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", str(target), f"mcp=={version}"],
-                             capture_output=True, text=True, timeout=300, env=env)
-    if install.returncode != 0 and any(word in install.stderr for word in OFFLINE):
-        pytest.skip(f"the package index cannot be reached: {install.stderr.strip().splitlines()[-1]}")
-    assert install.returncode == 0, install.stderr[-3000:]
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "plugin"), str(target)])
     probe = subprocess.run([sys.executable, "-c", "import mcp, importlib.metadata as m; print(m.version('mcp'), mcp.__file__)"],
                            capture_output=True, text=True, env=env, timeout=60)

@@ -20,34 +20,69 @@ from pathlib import Path
 import pytest
 
 from manifests import workspace_all_formats
+import once
 from once import shared
 from sitebuild import REPO, mkdocs_project
 
 pytestmark = pytest.mark.slow
 
 
-def run(argv: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+def run(argv: list[str], cwd: Path, timeout: int = 600, base: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`argv` in `cwd`, which must exit 0; `base`: the environment (`os.environ` by default)."""
+    env = {**(os.environ if base is None else base), "NO_MKDOCS_2_WARNING": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     env.pop("PYTHONPATH", None)
     result = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     assert result.returncode == 0, f"{argv} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     return result
 
 
-@pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sdist, and the wheel built from that sdist (as `python -m build` does by default), once per test run."""
+# The distributions and the two venvs the wheel is installed into are built once per run, begun as
+# soon as the tests are collected (once.ahead: building and installing mostly wait on the package
+# index), with the environment the run started with (once.ENVIRONMENT: they may run in a thread).
+
+
+@once.ahead("dist")
+def distributions(factory: pytest.TempPathFactory) -> Path:
+    """The sdist, and the wheel built from that sdist (as `python -m build` does by default)."""
     def make(out: Path) -> None:
-        run([sys.executable, "-m", "build", "--outdir", str(out), str(REPO)], cwd=out)
+        run([sys.executable, "-m", "build", "--outdir", str(out), str(REPO)], cwd=out, base=once.ENVIRONMENT)
 
-    return shared(tmp_path_factory, "dist", make)  # once per run, whichever worker asks first
+    return shared(factory, "dist", make)
 
 
-@pytest.fixture(scope="module")
-def wheel(dist: Path) -> Path:
+def the_wheel(dist: Path) -> Path:
     wheels = list(dist.glob("mkdocs_toolcatalog-*.whl"))
     assert len(wheels) == 1
     return wheels[0]
+
+
+@once.ahead("wheel_mkdocs_venv")
+def wheel_with_mkdocs(factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with the wheel and its `mkdocs` extra."""
+    wheel = the_wheel(distributions(factory))
+    return shared(factory, "venv-wheel-mkdocs", lambda where: new_venv(where, f"{wheel}[mkdocs]"))
+
+
+@once.ahead("wheel_properdocs_venv")
+def wheel_with_properdocs(factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with the wheel, its `properdocs` extra and ProperDocs' mkdocs theme: no MkDocs."""
+    wheel = the_wheel(distributions(factory))
+    return shared(factory, "venv-wheel-properdocs", lambda where: new_venv(where, f"{wheel}[properdocs]", "properdocs-theme-mkdocs"))
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return distributions(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def wheel_mkdocs_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return wheel_with_mkdocs(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def wheel_properdocs_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return wheel_with_properdocs(tmp_path_factory)
 
 
 def test_distributions_pass_twine_check_and_carry_the_license(dist: Path) -> None:
@@ -77,18 +112,16 @@ def test_distributions_pass_twine_check_and_carry_the_license(dist: Path) -> Non
     assert any(c.startswith("Programming Language :: Python :: 3.1") for c in classifiers)
 
 
-def new_venv(where: Path, *requirements: str) -> Path:
-    """A fresh venv with `requirements` installed by this interpreter's pip (no ensurepip per venv;
-    no byte-compiling of every installed module: each run compiles what it imports)."""
+def new_venv(where: Path, *requirements: str) -> None:
+    """A fresh venv in `where` with `requirements` installed by this interpreter's pip (no ensurepip
+    per venv; no byte-compiling of every installed module: each run compiles what it imports)."""
     venv.EnvBuilder(with_pip=False).create(where)
     run([sys.executable, "-m", "pip", "--python", str(where / "bin" / "python"), "install", "--quiet", "--no-compile", *requirements],
-        cwd=where.parent)
-    return where / "bin"
+        cwd=where.parent, base=once.ENVIRONMENT)
 
 
-def test_wheel_installs_and_builds_a_site(tmp_path: Path, wheel: Path) -> None:
-    env_dir = tmp_path / "venv"
-    new_venv(env_dir, f"{wheel}[mkdocs]")
+def test_wheel_installs_and_builds_a_site(tmp_path: Path, wheel_mkdocs_venv: Path) -> None:
+    env_dir = wheel_mkdocs_venv
     python = env_dir / "bin" / "python"
 
     # The wheel carries its templates and schemas; nothing is read from the source tree.
@@ -115,8 +148,8 @@ def test_wheel_installs_and_builds_a_site(tmp_path: Path, wheel: Path) -> None:
     assert "3 tools, 0 invalid" in validate.stdout
 
 
-def test_with_only_properdocs_installed_the_plugin_and_the_command_line_work(tmp_path: Path, wheel: Path) -> None:
-    bin_dir = new_venv(tmp_path / "venv", f"{wheel}[properdocs]", "properdocs-theme-mkdocs")
+def test_with_only_properdocs_installed_the_plugin_and_the_command_line_work(tmp_path: Path, wheel_properdocs_venv: Path) -> None:
+    bin_dir = wheel_properdocs_venv / "bin"
     # Nothing of MkDocs itself is installed: ProperDocs alone hosts the plugin.
     probe = subprocess.run([str(bin_dir / "python"), "-c", "import mkdocs"], capture_output=True, text=True)
     assert probe.returncode != 0 and "No module named 'mkdocs'" in probe.stderr
