@@ -11,6 +11,7 @@ demo catalog alone, and the checks about corpus tools are skipped.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -81,6 +82,11 @@ def view(request: pytest.FixtureRequest, browser: Any, team: dict[str, Any]) -> 
     theme, scheme, width = request.param
     context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
     page = context.new_page()
+    # These tests are about the plugin's pages, not the site search, whose worker would index the
+    # team site's whole search index (hundreds of kilobytes) again at every page load: the same
+    # index with one page is served instead. tests/test_browser.py keeps the real one.
+    small_index = one_page_index(team[theme][1])
+    page.route("**/search/search_index.json", lambda route: route.fulfill(status=200, content_type="application/json", body=small_index))
     page.errors = []
     page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: page.errors.append(str(e)))
@@ -88,6 +94,13 @@ def view(request: pytest.FixtureRequest, browser: Any, team: dict[str, Any]) -> 
     yield page
     assert page.errors == []
     context.close()
+
+
+@functools.cache
+def one_page_index(site: Path) -> str:
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    index["docs"] = index.get("docs", [])[:1]
+    return json.dumps(index)
 
 
 def visit(page: Any, path: str) -> None:
