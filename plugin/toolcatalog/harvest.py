@@ -19,6 +19,7 @@ from .formatregistry import AIP14, SMART_TOOL, SPECCIFY
 from .model import ERROR, WARNING, Catalog, Diagnostic, Driver, SearchScope, Tool, invalid_reason
 from .statuses import Status
 from .options import Options
+from .modelcodec import Shared
 from .parsecache import ParseCache
 
 
@@ -26,9 +27,13 @@ from .parsecache import ParseCache
 NOT_CHECKED = "not run: this build did not run examples and checks"
 
 
-def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | None = None) -> Catalog:
-    """Harvest every manifest under `workspace` (a folder; usually the one holding mkdocs.yml)."""
+def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | None = None,
+            shared: Shared | None = None) -> Catalog:
+    """Harvest every manifest under `workspace` (a folder; usually the one holding mkdocs.yml).
+    Equal text and JSON values of all the tools and drivers are one object each (`shared`, or a
+    table of this harvest's own: see `modelcodec.Shared`), as each manifest is read."""
     options = options or Options()
+    shared = shared if shared is not None else Shared()
     workspace = Path(os.path.abspath(workspace))
     found = discover(workspace, options.paths, options.exclude, skip)
     catalog = Catalog(root=workspace, diagnostics=list(found.diagnostics))
@@ -36,8 +41,10 @@ def harvest(workspace: Path, options: Options | None = None, skip: list[Path] | 
     max_bytes = options.max_manifest_bytes
     cache = _parse_cache(workspace, options, catalog)
 
-    catalog.tools += _smart_tools(found, workspace, max_bytes)
-    _tool_and_driver_files(found, workspace, max_bytes, cache, catalog)
+    for tool in _smart_tools(found, workspace, max_bytes):
+        shared.model(tool)
+        catalog.tools.append(tool)
+    _tool_and_driver_files(found, workspace, max_bytes, cache, catalog, shared)
     catalog.notes.extend(cache.notes())
     _settle(catalog)
     return catalog
@@ -70,7 +77,8 @@ def _smart_tools(found: Discovery, workspace: Path, max_bytes: int) -> list[Tool
     return tools
 
 
-def _tool_and_driver_files(found: Discovery, workspace: Path, max_bytes: int, cache: ParseCache, catalog: Catalog) -> None:
+def _tool_and_driver_files(found: Discovery, workspace: Path, max_bytes: int, cache: ParseCache, catalog: Catalog,
+                           shared: Shared) -> None:
     """Every TOOL.md, DRIVER.md and CLI.md found, through the parse cache."""
     for item in found.files:
         source = relative(item.path, workspace)
@@ -81,11 +89,13 @@ def _tool_and_driver_files(found: Discovery, workspace: Path, max_bytes: int, ca
                 _cacheable,
             )
             _list_implementations(tool, item.path.parent)
+            shared.model(tool)
             catalog.tools.append(tool)
         elif item.name in (DRIVER_MD, CLI_MD):
             driver = cache.parsed(Driver, item.path, source, item.hint,
                                   lambda raw: _parse_driver(item.path, source, max_bytes, raw, item.name == CLI_MD), _cacheable)
             driver.search_root = item.search_root
+            shared.model(driver)
             catalog.drivers.append(driver)
 
 

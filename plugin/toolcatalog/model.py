@@ -33,7 +33,14 @@ DETERMINISTIC = "deterministic"
 MODEL_BACKED = "model-backed"
 
 
-@dataclass
+# The model's objects are slotted (`@dataclass(slots=True)`): a catalog of thousands of tools holds
+# hundreds of thousands of them, and a slotted object is a third of one with a `__dict__`
+# (tests/test_compact_model.py). Tools and drivers can still be referred to weakly.
+class _Referable:
+    __slots__ = ("__weakref__",)
+
+
+@dataclass(slots=True)
 class Diagnostic:
     """One problem found in a manifest, with enough context to fix it."""
 
@@ -56,7 +63,7 @@ class Diagnostic:
         return f"{self.path}:{self.line}" if self.line else self.path
 
 
-@dataclass
+@dataclass(slots=True)
 class Requirement:
     """Something a tool needs to run: a binary, network host, secret, tool or package."""
 
@@ -77,7 +84,7 @@ class Requirement:
         return d
 
 
-@dataclass
+@dataclass(slots=True)
 class Effects:
     """The safety contract. `None` means the format does not say (never guessed)."""
 
@@ -115,7 +122,7 @@ class Effects:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class Capability:
     name: str
     kind: str | None = None  # DETERMINISTIC | MODEL_BACKED | None when unknown
@@ -127,7 +134,7 @@ class Capability:
 
 _ABSENT: Any = object()
 
-@dataclass
+@dataclass(slots=True)
 class Run:
     """One execution of an example (or a check) against a real implementation."""
 
@@ -189,7 +196,7 @@ class Run:
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class Check:
     """A named conformance rule (smart tools) with its outcome."""
 
@@ -203,7 +210,7 @@ class Check:
         return {"id": self.id, "status": self.status.value, "detail": self.detail, "spec": self.spec}
 
 
-@dataclass
+@dataclass(slots=True)
 class Example:
     """A worked example: an input and (usually) the output the contract promises."""
 
@@ -225,7 +232,7 @@ class Example:
         return self.output is not _ABSENT
 
 
-@dataclass
+@dataclass(slots=True)
 class Retry:
     """AIP-14 `retry` (or a driver's `retry_override`): None where the manifest does not say."""
 
@@ -237,7 +244,7 @@ class Retry:
         return {"max_attempts": self.max_attempts, "backoff": self.backoff, "initial_ms": self.initial_ms}
 
 
-@dataclass
+@dataclass(slots=True)
 class Execution:
     """How an AIP-14 contract asks to be executed: `timeout_ms`, `retry`, `default_implementation`,
     `driver_constraints` (`forbid`/`require_kind`: driver kinds) and `metadata`, as declared (None
@@ -265,7 +272,7 @@ class Execution:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class Access:
     """What a driver reaches and needs (AIP-30 universal and per-kind fields), as declared.
     `egress`/`region` None: not declared (AIP-30's default region is `global`, never assumed here)."""
@@ -298,7 +305,7 @@ class Access:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class Implementation:
     """One `implements[]` entry of a driver: which tool, which versions, how narrowed."""
 
@@ -324,8 +331,8 @@ class Implementation:
         }
 
 
-@dataclass
-class Driver:
+@dataclass(slots=True)
+class Driver(_Referable):
     """An AIP-30 DRIVER.md: a concrete way to execute one or more AIP-14 tools."""
 
     id: str
@@ -354,8 +361,8 @@ class Driver:
         return None
 
 
-@dataclass
-class Tool:
+@dataclass(slots=True)
+class Tool(_Referable):
     """One tool contract, whatever format it was written in."""
 
     id: str

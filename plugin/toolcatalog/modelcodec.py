@@ -180,3 +180,124 @@ def _either(decoders: list[Callable[[Any], Any]], hints: list[Any]) -> Callable[
         raise CodecError(f"{value!r} is none of {hints!r}")
 
     return check
+
+
+class Shared:
+    """One object for equal values across a catalog: the text of every key, id and path, and every
+    JSON value a manifest or a result holds (`Any` fields: schemas, example inputs and outputs,
+    actual outputs), looked up by content. Five thousand tools made from a few templates carry a
+    few distinct schemas, not ten thousand copies of them.
+
+    Only values nothing changes once parsed are shared: text, and the JSON values of `Any` fields
+    and of `dict[str, Any]` entries (`fields`, `extra`, `metadata`). The model's own lists and
+    dicts (`diagnostics`, `run_status`, `schema_ok`, ...) stay each object's own, since the
+    build appends to them. Equal means equal as JSON: `1`, `1.0` and `true` are three values, and
+    an object's key order is part of it (outputs keep it)."""
+
+    MAX_DEPTH = 100  # deeper than any stored value (jsonvalues.MAX_DEPTH): left as it is
+
+    def __init__(self) -> None:
+        self._texts: dict[str, str] = {}
+        self._values: dict[tuple[Any, ...], Any] = {}  # content key -> the one object with that content
+
+    def text(self, value: str) -> str:
+        return self._texts.setdefault(value, value)
+
+    def value(self, value: Any, depth: int = 0) -> Any:
+        """The shared object equal (as JSON) to `value`, which is not changed."""
+        if type(value) is str:
+            return self._texts.setdefault(value, value)
+        kind = type(value)
+        if (kind is not dict and kind is not list) or depth > self.MAX_DEPTH:
+            return value
+        if kind is list:
+            items = [self.value(item, depth + 1) for item in value]
+            key: tuple[Any, ...] = ("l", *(_identity(item) for item in items))
+        else:
+            if any(type(k) is not str for k in value):
+                return value
+            items = [(self.text(k), self.value(v, depth + 1)) for k, v in value.items()]
+            key = ("d", *((k, _identity(v)) for k, v in items))
+        found = self._values.get(key)
+        if found is None:
+            found = list(items) if kind is list else dict(items)
+            self._values[key] = found
+        return found
+
+    def model(self, obj: Any, depth: int = 0) -> None:
+        """Share, in place, the text and JSON values of the model object `obj` and of the model
+        objects it holds (see the class)."""
+        if depth > self.MAX_DEPTH:
+            return
+        cls: type = type(obj)
+        for name, how in _sharing(cls).items():
+            item = getattr(obj, name)
+            if item is None:
+                continue
+            if how == _OBJECT or how == _OBJECTS:
+                for entry in (item if how == _OBJECTS and type(item) is list else [item]):
+                    if dataclasses.is_dataclass(entry):
+                        self.model(entry, depth + 1)
+            else:
+                self._field(obj, name, how, item)
+
+    def _field(self, obj: Any, name: str, how: str, item: Any) -> None:
+        """One field of text or JSON values, shared in place."""
+        if how == _TEXT and type(item) is str:
+            setattr(obj, name, self._texts.setdefault(item, item))
+        elif how == _VALUE:
+            setattr(obj, name, self.value(item))
+        elif how == _TEXTS and type(item) is list:
+            item[:] = [self.text(x) if type(x) is str else x for x in item]
+        elif how == _ENTRIES and type(item) is dict:
+            shared = {self.text(k) if type(k) is str else k: self.value(v) for k, v in item.items()}
+            item.clear()
+            item.update(shared)
+
+
+def _identity(value: Any) -> Any:
+    """A shared value's part of its parent's key: a text or container by identity (it is the one
+    shared object, kept alive by the table), anything else by type and exact text (`-0.0`)."""
+    kind = type(value)
+    if kind is str or kind is list or kind is dict:
+        return id(value)
+    return (kind, repr(value))
+
+
+_TEXT, _VALUE, _TEXTS, _ENTRIES, _OBJECT, _OBJECTS = "text", "value", "texts", "entries", "object", "objects"
+
+
+@lru_cache(maxsize=None)
+def _sharing(cls: type) -> dict[str, str]:
+    """How `Shared.model` treats each field of the model dataclass `cls` (fields it leaves alone
+    are not listed)."""
+    if getattr(cls, "__dataclass_params__").frozen:
+        return {}
+    hints = typing.get_type_hints(cls)
+    out: dict[str, str] = {}
+    for field in dataclasses.fields(cls):
+        how = _how(hints[field.name])
+        if how:
+            out[field.name] = how
+    return out
+
+
+def _how(hint: Any) -> str:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        kinds = {_how(arg) for arg in args if arg is not type(None)}
+        return kinds.pop() if len(kinds) == 1 else ""
+    if hint is Any:
+        return _VALUE
+    if hint is str:
+        return _TEXT
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _OBJECT
+    if origin is list and args:
+        if args[0] is str:
+            return _TEXTS
+        if isinstance(args[0], type) and dataclasses.is_dataclass(args[0]):
+            return _OBJECTS
+    if origin is dict and args == (str, Any):
+        return _ENTRIES
+    return ""

@@ -18,7 +18,7 @@ SANDBOX_HOME = "/scratch/home"
 FILE_CHANGES = ("created", "changed", "deleted", "temporary", "blocked")
 
 
-@dataclass
+@dataclass(slots=True)
 class FileChange:
     """A file a sandboxed run wrote, or tried to write.
 
@@ -36,7 +36,7 @@ class FileChange:
         return {"path": self.path, "where": self.where, "change": self.change}
 
 
-@dataclass
+@dataclass(slots=True)
 class Connection:
     """A network connection a sandboxed run attempted (connect, send or bind on an IP socket, or
     an abstract Unix socket), a Unix socket with a path outside its private folders it reached, or
@@ -52,7 +52,7 @@ class Connection:
         return {"address": self.address, "allowed": self.allowed, "contained": self.contained}
 
 
-@dataclass
+@dataclass(slots=True)
 class Observed:
     """What a sandboxed run (or all of a tool's runs) was seen to do.
 
@@ -123,7 +123,7 @@ class Observed:
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class SandboxReport:
     """How a tool's processes were isolated and what they were seen to do, over all its runs.
 

@@ -27,6 +27,7 @@ from .discover import MAX_DEPTH
 from .harvest import harvest
 from .links import SourceLink
 from .model import Catalog, Diagnostic, Note, Tool
+from .modelcodec import Shared
 from .options import Options
 from .outputs import FileDigest, Pending, Written
 from .outputs.site import Site
@@ -64,6 +65,8 @@ class Build:
     diagnostics: list[Diagnostic] = field(default_factory=list)  # what placing the pages found
     directory_urls: bool = True  # how the site's URLs look (MkDocs' `use_directory_urls`)
     user_pages: list[str] = field(default_factory=list)  # the site's own pages (docs-relative paths)
+    # Equal text and JSON values, one object each, from the harvest until `check` (see `modelcodec.Shared`).
+    shared: Shared | None = None
 
     def all_diagnostics(self) -> list[Diagnostic]:
         return [*self.catalog.all_diagnostics(), *self.diagnostics]
@@ -123,12 +126,16 @@ def prepare(
     """
     options = options or Options()
     workspace = Path(os.path.abspath(workspace))
-    catalog = harvest(workspace, options, skip=list(skip))
+    shared = Shared()
+    catalog = harvest(workspace, options, skip=list(skip), shared=shared)
     quality.add_findings(catalog)  # on the contracts alone: a finding never waits for a run
+    for tool in catalog.tools:
+        tool.lines = {}  # where the contract's nodes are: only the findings point there
     user_pages = list(user_pages)
     placement = place(catalog, options, directory_urls, user_pages)
     catalog.diagnostics.extend(placement.diagnostics)
-    return Build(workspace, options, site or Site(), catalog, placement, directory_urls=directory_urls, user_pages=user_pages)
+    return Build(workspace, options, site or Site(), catalog, placement, directory_urls=directory_urls, user_pages=user_pages,
+                 shared=shared)
 
 
 def check(build: Build, only: set[str] | None = None, *, results: Iterable[str] = (),
@@ -151,7 +158,18 @@ def check(build: Build, only: set[str] | None = None, *, results: Iterable[str] 
         notes.extend(given.notes)
     build.stats = engine.check(build.catalog, build.options, only=only, given=given, shard=shard, progress=progress)
     build.stats.notes[:0] = notes
+    _share_results(build)
     return build.stats
+
+
+def _share_results(build: Build) -> None:
+    """The results a check put on the tools (actual outputs, argv, sandbox reports) share text and
+    JSON values with the contracts (an actual output equal to the example's is one object); the
+    table is let go after, since the tools no longer change."""
+    shared = build.shared if build.shared is not None else Shared()
+    for tool in build.catalog.tools:
+        shared.model(tool)
+    build.shared = None
 
 
 def notes(build: Build) -> list[Note]:

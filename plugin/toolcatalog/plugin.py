@@ -20,6 +20,7 @@ a broken setup, or a tool status listed in `fail_on`, raises `PluginError`.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import gc
 from pathlib import Path
@@ -171,6 +172,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             page.meta.pop("title", None)
             if page.file.src_uri in self.deferred:
                 page.content = ""  # written: nothing reads it again
+                page.toc = get_toc([])  # nor its headings (seven anchors a tool page, kept by MkDocs to the end)
         return None
 
     def on_page_content(self, html: str, /, *, page: Page, config: MkDocsConfig, files: Files) -> str | None:
@@ -236,6 +238,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         self.build, self.renderer, self.pages, self.deferred, self.shared_ids = None, None, {}, set(), set()
         self.claims = claims.Memo()  # let the records go with the build
         gc.collect()  # the model's objects hold cycles: free them now, before the search index is made
+        _give_back()
 
     @event_priority(-100)
     def _write_manifest(self, config: MkDocsConfig) -> None:
@@ -258,6 +261,19 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             catalog_nav.watch_manifests(server, self.workspace, self.options, self.build.catalog if self.build else self.watched,
                                         avoid=[Path(config.docs_dir), Path(config.site_dir)])
         return server
+
+
+def _give_back() -> None:
+    """Return the memory the build let go to the system (glibc's `malloc_trim`), so that the search
+    plugin's index, MkDocs' largest allocation, is made in it rather than above it. Elsewhere, or
+    without glibc, nothing."""
+    try:
+        libc = ctypes.CDLL(None)
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    trim(0)
 
 
 def _log_published(published: sitefiles.Published) -> None:
