@@ -60,7 +60,7 @@ NR = {
     "truncate": 76, "unlink": 87, "unlinkat": 263, "rename": 82, "renameat": 264, "renameat2": 316,
     "mkdir": 83, "mkdirat": 258, "rmdir": 84, "link": 86, "linkat": 265, "symlink": 88, "symlinkat": 266,
     "mknod": 133, "mknodat": 259, "chmod": 90, "fchmodat": 268, "chown": 92, "fchownat": 260, "lchown": 94,
-    "utimensat": 280, "setxattr": 188, "lsetxattr": 189, "removexattr": 197, "lremovexattr": 198,
+    "utimensat": 280, "utime": 132, "utimes": 235, "futimesat": 261, "setxattr": 188, "lsetxattr": 189, "removexattr": 197, "lremovexattr": 198,
     "io_uring_setup": 425, "clone": 56, "clone3": 435, "seccomp": 317, "prctl": 157,
 }
 NAME = {number: name for name, number in NR.items()}
@@ -71,10 +71,12 @@ PATHS: dict[str, list[tuple[int | None, int]]] = {
     "renameat": [(0, 1), (2, 3)], "renameat2": [(0, 1), (2, 3)], "mkdir": [(None, 0)], "mkdirat": [(0, 1)],
     "rmdir": [(None, 0)], "link": [(None, 1)], "linkat": [(2, 3)], "symlink": [(None, 1)], "symlinkat": [(1, 2)],
     "mknod": [(None, 0)], "mknodat": [(0, 1)], "chmod": [(None, 0)], "fchmodat": [(0, 1)], "chown": [(None, 0)],
-    "fchownat": [(0, 1)], "lchown": [(None, 0)], "utimensat": [(0, 1)], "setxattr": [(None, 0)],
+    "fchownat": [(0, 1)], "lchown": [(None, 0)], "utimensat": [(0, 1)], "utime": [(None, 0)], "utimes": [(None, 0)],
+    "futimesat": [(0, 1)], "setxattr": [(None, 0)],
     "lsetxattr": [(None, 0)], "removexattr": [(None, 0)], "lremovexattr": [(None, 0)],
 }
 assert set(PATHS) == trace.PATH_WRITES
+# Not yet followed here: trace.FD_WRITES (fchmod, fchown, fsetxattr, fremovexattr on a descriptor).
 NETWORK = ("connect", "bind", "sendto", "sendmsg", "sendmmsg")
 ALWAYS = ("execve", "execveat", "creat", "openat2", "connect", "bind", "sendmsg", "sendmmsg", *sorted(PATHS))
 WRITE_MASK = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | 0o20000000  # __O_TMPFILE
