@@ -60,6 +60,7 @@ def end(_number=0, _frame=None):
         os._exit(137)
 
 signal.signal(signal.SIGTERM, end)
+signal.pthread_sigmask(signal.SIG_SETMASK, [])  # runs start with no signal blocked, whatever the thread that started this had
 ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)
 if os.getppid() != int(sys.argv[2]):
     os._exit(137)
