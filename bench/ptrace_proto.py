@@ -659,8 +659,14 @@ def notify_argv(python: str) -> list[str]:
 
 def hostile_argv(python: str) -> list[str]:
     """A minimal bubblewrap around `python -c HOSTILE` (what the tests use; no caps' dash)."""
+    # A Python (or its virtualenv, as in a checkout cloned below /tmp) under /tmp is shown again
+    # over the sandbox's own /tmp.
+    shown: list[str] = []
+    for folder in {os.path.dirname(os.path.dirname(os.path.abspath(python))), os.path.dirname(os.path.dirname(os.path.realpath(python)))}:
+        if folder == "/tmp" or folder.startswith("/tmp/"):
+            shown += ["--ro-bind", folder, folder]
     return [shutil.which("bwrap") or "/usr/bin/bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--ro-bind", "/", "/", "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp",
+            "--ro-bind", "/", "/", "--tmpfs", "/tmp", *shown, "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp",
             "--", python, "-c", HOSTILE]
 
 
