@@ -198,28 +198,41 @@ def near_duplicates(tools: list[Tool]) -> list[tuple[Tool, list[Tool]]]:
     return out
 
 
-def _similar_groups(tools: list[Tool]) -> tuple[dict[frozenset[str], list[int]], list[array[int]]]:
-    """The tools grouped by their descriptions' word sets, and for each group the other groups at
-    least NEAR_DUPLICATE alike (compact arrays: a catalog of near-identical descriptions pairs
-    thousands of groups with thousands each)."""
+def _description_groups(tools: list[Tool]) -> dict[frozenset[str], list[int]]:
+    """The tools (their positions) grouped by their descriptions' word sets, long enough ones only."""
     groups: dict[frozenset[str], list[int]] = {}
     for position, tool in enumerate(tools):
         ws = words(tool.description)
         if len(ws) >= MIN_WORDS:
             groups.setdefault(ws, []).append(position)
-    sets = list(groups)
+    return groups
+
+
+def _similar_pairs(sets: list[frozenset[str]]) -> Iterator[tuple[int, int]]:
+    """Every pair (i, j) of word sets at least NEAR_DUPLICATE alike, once, j < i, each i's in
+    increasing j (a prefix index over the rarest words: only sets sharing one are compared)."""
     frequency = Counter(w for ws in sets for w in ws)
     index: dict[str, list[int]] = {}
-    similar: list[array[int]] = [array("l") for _ in sets]
     for i, ws in enumerate(sets):
         ordered = sorted(ws, key=lambda w: (frequency[w], w))
         prefix = ordered[: len(ordered) - math.ceil(NEAR_DUPLICATE * len(ordered)) + 1]
         for j in sorted({j for w in prefix for j in index.get(w, [])}):
-            if similarity(ws, sets[j]) >= NEAR_DUPLICATE:  # each pair once: j < i
-                similar[i].append(j)
-                similar[j].append(i)
+            if similarity(ws, sets[j]) >= NEAR_DUPLICATE:
+                yield i, j
         for w in prefix:
             index.setdefault(w, []).append(i)
+
+
+def _similar_groups(tools: list[Tool]) -> tuple[dict[frozenset[str], list[int]], list[array[int]]]:
+    """The tools grouped by their descriptions' word sets, and for each group the other groups at
+    least NEAR_DUPLICATE alike (compact arrays: a catalog of near-identical descriptions pairs
+    thousands of groups with thousands each)."""
+    groups = _description_groups(tools)
+    sets = list(groups)
+    similar: list[array[int]] = [array("l") for _ in sets]
+    for i, j in _similar_pairs(sets):
+        similar[i].append(j)
+        similar[j].append(i)
     return groups, similar
 
 
@@ -245,30 +258,18 @@ def _similar_counts(tools: list[Tool]) -> tuple[dict[frozenset[str], list[int]],
     so the first tools of any similar groups are among the lowest groups' (a catalog of
     near-identical descriptions pairs thousands of groups with thousands each: the full lists
     took ≈ 70 MB at 5,000 tools)."""
-    groups: dict[frozenset[str], list[int]] = {}
-    for position, tool in enumerate(tools):
-        ws = words(tool.description)
-        if len(ws) >= MIN_WORDS:
-            groups.setdefault(ws, []).append(position)
+    groups = _description_groups(tools)
     sets = list(groups)
     sizes = [len(groups[ws]) for ws in sets]
-    frequency = Counter(w for ws in sets for w in ws)
-    index: dict[str, list[int]] = {}
     counts = [0] * len(sets)
     lowest: list[list[int]] = [[] for _ in sets]
-    for i, ws in enumerate(sets):
-        ordered = sorted(ws, key=lambda w: (frequency[w], w))
-        prefix = ordered[: len(ordered) - math.ceil(NEAR_DUPLICATE * len(ordered)) + 1]
-        for j in sorted({j for w in prefix for j in index.get(w, [])}):
-            if similarity(ws, sets[j]) >= NEAR_DUPLICATE:  # each pair once: j < i, in increasing order
-                counts[i] += sizes[j]
-                counts[j] += sizes[i]
-                if len(lowest[i]) <= MAX_NAMED:
-                    lowest[i].append(j)
-                if len(lowest[j]) <= MAX_NAMED:
-                    lowest[j].append(i)
-        for w in prefix:
-            index.setdefault(w, []).append(i)
+    for i, j in _similar_pairs(sets):  # each i's in increasing j
+        counts[i] += sizes[j]
+        counts[j] += sizes[i]
+        if len(lowest[i]) <= MAX_NAMED:
+            lowest[i].append(j)
+        if len(lowest[j]) <= MAX_NAMED:
+            lowest[j].append(i)
     return groups, counts, lowest
 
 
