@@ -76,10 +76,18 @@ def browser() -> Iterator[Any]:
         yield instance
 
 
-@pytest.fixture(params=VARIANTS, ids=lambda v: f"{v[0]}-{v[1]}-{v[2]}")
-def view(request: pytest.FixtureRequest, browser: Any, team: dict[str, Any]) -> Iterator[Any]:
-    """A page in one theme, colour scheme and width, with `.base` (the site's URL) and `.theme`."""
-    theme, scheme, width = request.param
+@pytest.fixture(scope="module")
+def pages(browser: Any, team: dict[str, Any]) -> Iterator[dict[tuple[str, str, int], Any]]:
+    """One browser page per variant for the whole module, made on first use: a new page costs
+    ≈0.5-0.8 s of CPU before its first visit (a renderer, and every stylesheet and script parsed
+    again), over 50 tests here. `view` hands it to each test as a new page would be."""
+    made: dict[tuple[str, str, int], Any] = {}
+    yield made
+    for page in made.values():
+        page.context.close()
+
+
+def _new_page(browser: Any, team: dict[str, Any], theme: str, scheme: str, width: int) -> Any:
     context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
     page = context.new_page()
     # These tests are about the plugin's pages, not the site search, whose worker would index the
@@ -87,13 +95,31 @@ def view(request: pytest.FixtureRequest, browser: Any, team: dict[str, Any]) -> 
     # index with one page is served instead. tests/test_browser.py keeps the real one.
     small_index = one_page_index(team[theme][1])
     page.route("**/search/search_index.json", lambda route: route.fulfill(status=200, content_type="application/json", body=small_index))
-    page.errors = []
     page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.base, page.theme, page.scheme, page.width = team[theme][0], theme, scheme, width
+    return page
+
+
+@pytest.fixture(params=VARIANTS, ids=lambda v: f"{v[0]}-{v[1]}-{v[2]}")
+def view(request: pytest.FixtureRequest, browser: Any, team: dict[str, Any], pages: dict[tuple[str, str, int], Any]) -> Iterator[Any]:
+    """A page in one theme, colour scheme and width, with `.base` (the site's URL) and `.theme`:
+    the variant's page, blank, with nothing a test before stored (the site's local and session
+    storage and cookies cleared when that test ended) and no error on record."""
+    key = request.param
+    if key not in pages:
+        pages[key] = _new_page(browser, team, *key)
+    page = pages[key]
+    page.errors = []
     yield page
-    assert page.errors == []
-    context.close()
+    try:
+        assert page.errors == []
+    finally:
+        # Still on the site's origin (or a page the test left): its storage is the one to clear.
+        if page.url.startswith(page.base):
+            page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+        page.context.clear_cookies()
+        page.goto("about:blank")
 
 
 @functools.cache

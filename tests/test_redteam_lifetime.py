@@ -219,12 +219,13 @@ def test_sigkill_of_the_build_ends_its_runs_and_the_next_build_removes_their_fol
     env = mechanism_env(mechanism, tmp_path)
     build, marker, pids = hanging_build(tmp_path, env)
     try:
+        left = run_folders_of(marker)  # taken while the build runs: a killed build cannot remove them
+        assert left, "the running tool's folder is not where the test looks"
         build.kill()  # as the OOM killer would: no handler runs
         build.communicate()
         assert gone(*pids), f"the tool outlived the build: {sleepers(marker)}"
-        left = run_folders_of(marker)
-        assert left, "a killed build cannot remove its folders; the test expects one left behind"
         # The next build (any workspace) proves that build is gone by taking its lock, and removes them.
+        # (Any build of this user may be that next build: another test's, running meanwhile, too.)
         other = tmp_path / "other"
         speccify_tool(other, "echo", [("echo", {"x": 1}, {"x": 1})], files={f"{PLATFORM}.py": ECHO_PY})
         done = subprocess.run([sys.executable, "-m", "toolcatalog.cli", "check", str(other), "--no-cache"], cwd=REPO,
