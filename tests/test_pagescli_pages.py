@@ -19,7 +19,8 @@ import pytest
 
 from manifests import ECHO_STDIN_PY, PLATFORM, aip_tool, smart_tool, speccify_tool
 from sitebuild import CORPUS, run_check, tool_of
-from toolcatalog import nav, render
+import toolcatalog.render as render  # the module (the package also exports a function of that name)
+from toolcatalog import nav
 from toolcatalog.harvest import harvest
 from toolcatalog.options import Options
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from toolcatalog import render
+import toolcatalog.render as render  # the module (the package also exports a function of that name)
 
 
 @pytest.fixture

@@ -19,7 +19,8 @@ import pytest
 from manifests import speccify_text
 from sitebuild import build as mkdocs_build
 from sitebuild import mkdocs_project, write
-from toolcatalog import pipeline, render
+import toolcatalog.render as render  # the module (the package also exports a function of that name)
+from toolcatalog import pipeline
 from toolcatalog.options import Options
 from toolcatalog.outputs import ExportError
 
