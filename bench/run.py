@@ -821,6 +821,9 @@ def main(argv: list[str] | None = None) -> int:
         "`git archive` export) by putting its plugin/ first on the builds' PYTHONPATH",
     )
     parser.add_argument("--keep", action="store_true", help="keep the generated workspaces (their path is printed)")
+    parser.add_argument("--no-warmup", action="store_true",
+                        help="skip the unmeasured warm-up builds (the fair set's capture build still runs and warms the "
+                        "imports): saves minutes at 5,000 tools on a --workspace whose caches are filled")
     parser.add_argument("--workspace", type=Path, default=None,
                         help="build in this folder (one size only) and keep it: a workspace kept by an earlier --keep is "
                         "reused, its files rewritten only where they differ and its results cache kept, so no cold fill")
@@ -883,8 +886,10 @@ def main(argv: list[str] | None = None) -> int:
 def run_size(n: int, repeat: int, args: argparse.Namespace, chosen: list[str]) -> dict[str, Any]:
     """Every chosen scenario at `n` tools, in interleaved rounds; the table and the JSON row."""
     reuse = args.workspace is not None
+    reused = False
     if reuse:  # a kept workspace: files rewritten only where they differ, its results cache kept
         root = args.workspace.resolve()
+        reused = (root / "toolcatalog" / ".agent").is_dir()
         root.mkdir(parents=True, exist_ok=True)
     else:
         root = Path(tempfile.mkdtemp(prefix="toolcatalog-bench-"))
@@ -936,20 +941,23 @@ def run_size(n: int, repeat: int, args: argparse.Namespace, chosen: list[str]) -
         by_name = {s.name: s for s in scenarios}
 
         print(f"workspaces: {root}  ({n} tools, {examples} examples, theme {args.theme}, {repeat} round(s), "
-              f"sandbox option {args.sandbox}{', reused' if reuse else ''}); load average {loadavg()}", flush=True)
+              f"sandbox option {args.sandbox}{', reused' if reused else ''}); load average {loadavg()}", flush=True)
         # One unmeasured build of each workspace: imports compiled, files in the page cache.
-        if any(s.workspace == base for s in scenarios):
+        # (--no-warmup: none but the capture build, itself a warm-up, for big sizes on a reused workspace.)
+        if any(s.workspace == base for s in scenarios) and not args.no_warmup:
             build(base, "mkdocs-nonav.yml", quiet=True)
         if not reuse:
             drop_cache()
-        build(tc, "mkdocs-prepare.yml", quiet=True)
+        if not args.no_warmup:
+            build(tc, "mkdocs-prepare.yml", quiet=True)
         statuses: dict[str, int] = {}
         warm_names = {SCENARIOS[x] for x in ("warm", "nonav", "warm-search", "nonav-search")}
         if names & FAIR:
             # Its capture build fills the results cache first when it is cold.
             print("  writing the fair baseline (one unmeasured warm build copies each generated page's HTML)", flush=True)
             statuses = fair_baseline(root, tc, args.theme, n)
-            build(fair, "mkdocs-nonav.yml", quiet=True)
+            if not args.no_warmup:
+                build(fair, "mkdocs-nonav.yml", quiet=True)
         elif SCENARIOS["cold"] not in names and names & warm_names:
             print("  filling the results cache (one unmeasured cold build; the nav does not change the results)", flush=True)
             build(tc, "mkdocs-nonav.yml", quiet=True)
