@@ -360,6 +360,13 @@ def baseline_md(spec: dict[str, Any]) -> str:
 
 
 def write(path: Path, text: str) -> None:
+    """Write `text` unless the file already holds it: a reused workspace (`--workspace`) keeps
+    its files' times, so its parse cache and results cache stay valid."""
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except (OSError, UnicodeDecodeError):
+        pass
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
 
@@ -419,8 +426,13 @@ def make_workspaces(root: Path, n: int, theme: str, sandbox: str = "auto") -> tu
 # The fair baseline: plain pages whose body is the very HTML the plugin rendered for that page.
 # A MkDocs hook in the toolcatalog workspace (`mkdocs-capture.yml`) copies each generated page's
 # content as it is about to be themed (after the plugin made it, before the search plugin reads it)
-# into `<fair>/docs/<the page's path>`, as one raw HTML block, which Markdown passes through as it is.
+# into `<fair>/docs/<the page's path>`: the page's metadata at that moment (its title; `hide` on the
+# index) as front matter, then the HTML as it is. The HTML is one `<div>` element, which Markdown
+# passes through unchanged as a raw HTML block, so a fair page's article is byte for byte the
+# plugin's (`compare_sites` checks it after the measured builds). The stylesheet and script the
+# plugin adds to every page are recorded too (`capture.json`) and given to the fair site.
 CAPTURE_HOOK = """\
+import json
 import os
 from pathlib import Path
 from mkdocs.plugins import event_priority
@@ -434,32 +446,121 @@ def on_page_context(context, page, config, nav):
     if plugin is not None and page.file.src_uri in getattr(plugin, "pages", {}):
         target = OUT / page.file.src_uri
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text('<div class="toolcatalog-fair">\\n' + (page.content or "") + '\\n</div>\\n', encoding="utf-8")
+        front = "".join(f"{key}: {json.dumps(value)}\\n" for key, value in page.meta.items())
+        head = f"---\\n{front}---\\n\\n" if front else ""
+        target.write_text(head + (page.content or "") + "\\n", encoding="utf-8")
     return context
+
+
+def on_post_build(config):
+    assets = {"extra_css": [str(x) for x in config.extra_css], "extra_javascript": [str(x) for x in config.extra_javascript]}
+    (OUT.parent / "capture.json").write_text(json.dumps(assets), encoding="utf-8")
 """
 
 
-def fair_baseline(root: Path, tc: Path, theme: str) -> Path:
-    """The `fair/` workspace: one build of the toolcatalog workspace (results from its cache when
-    filled) writes every generated page's rendered HTML as a plain page; `search` on, same theme."""
+def fair_baseline(root: Path, tc: Path, theme: str, n: int) -> dict[str, int]:
+    """The `fair/` workspace: one build of the toolcatalog workspace, results from its cache,
+    writes every generated page's rendered HTML as a plain page; `search` on, same theme, the
+    plugin's stylesheet and script as `extra_css` / `extra_javascript`. When the cache was cold
+    (a fresh workspace) that build fills it and the capture is made again from the cache, so
+    the pages are a warm build's. Returns the catalog's statuses (every tool must have passed)."""
     fair = root / "fair"
     docs = fair / "docs"
-    shutil.rmtree(fair, ignore_errors=True)
     env = {**BUILD_ENV, "TOOLCATALOG_BENCH_FAIR_DOCS": str(docs)}
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", "mkdocs-capture.yml"], cwd=tc, env=env,
-                          capture_output=True, text=True)
-    if done.returncode != 0 or not docs.is_dir():
-        raise BenchError(f"the fair baseline's capture build failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+    for attempt in (1, 2):
+        shutil.rmtree(fair, ignore_errors=True)
+        # Not -q: the plugin's "N processes started" line says whether the cache was warm.
+        done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-f", "mkdocs-capture.yml"], cwd=tc, env=env,
+                              capture_output=True, text=True)
+        if done.returncode != 0 or not docs.is_dir():
+            raise BenchError(f"the fair baseline's capture build failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+        procs, _ = processes_started(done.stdout + done.stderr)
+        if not procs:
+            break
+        print(f"  the capture build filled the results cache ({procs} processes); capturing again from the cache", flush=True)
+    else:
+        raise BenchError("the fair baseline's second capture build still started example processes: the cache does not hold")
+    statuses = verify_catalog(tc, n)
     write(docs / "index.md", (tc / "docs" / "index.md").read_text(encoding="utf-8"))
-    write(fair / "mkdocs.yml", mkdocs_yml(theme, ["search"]))
-    index = sorted(p.relative_to(docs).as_posix() for p in docs.rglob("index.md") if p.parent != docs)
+    assets = json.loads((fair / "capture.json").read_text(encoding="utf-8"))
+    for path in assets["extra_css"] + assets["extra_javascript"]:
+        target = docs / path
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(tc / "site" / path, target)
+    write(fair / "mkdocs.yml", mkdocs_yml(theme, ["search"], **assets))
     pages = sorted(p.relative_to(docs).as_posix() for p in docs.rglob("*.md") if p.parent != docs)
+    index = sorted(p for p in pages if p.rsplit("/", 1)[-1] == "index.md")
     if not index:  # the catalog index is not called index.md: take the shortest generated path
         index = sorted(pages, key=lambda x: (x.count("/"), len(x)))[:1]
+    # The plugin's site with `nav_tools: false`: Home, then the catalog section holding its index;
+    # the tool pages are in no nav (the plugin adds them as NOT_IN_NAV files). The same here with
+    # an explicit nav, the other pages omitted and MkDocs told not to list them. Not `not_in_nav`:
+    # MkDocs matches every file against every one of its patterns (N² at N pages: 747 s at 5,000).
     write(fair / "mkdocs-nonav.yml", mkdocs_yml(
-        theme, ["search"], nav=[{"Home": "index.md"}, {"Tool catalog": [{"All tools": index[0]}]}],
-        not_in_nav="\n".join("/" + p for p in pages if p != index[0]) + "\n"))
-    return fair
+        theme, ["search"], nav=[{"Home": "index.md"}, {"Tool catalog": [index[0]]}],
+        validation={"nav": {"omitted_files": "ignore"}}, **assets))
+    return statuses
+
+
+ARTICLE = re.compile(r'<article class="md-content__inner md-typeset">(.*?)</article>', re.S)
+
+
+def compare_sites(fair_site: Path, tc_site: Path) -> dict[str, Any]:
+    """Whether the two built sites carry the same content: the same HTML pages, the same article
+    (the page body the theme wraps) in each, byte for byte, and the search index's size and
+    entries. Read from the last measured build of each side. Raises when pages or articles differ:
+    then the comparison would not measure what the plugin adds."""
+    def pages(site: Path) -> dict[str, Path]:
+        return {p.relative_to(site).as_posix(): p for p in site.rglob("*.html")}
+
+    ours, theirs = pages(tc_site), pages(fair_site)
+    article_bytes = {"toolcatalog": 0, "fair": 0}
+    differing: list[str] = []
+    exact = 0  # byte for byte; else they may differ only in whitespace at the article's ends
+    # (Markdown strips the trailing newline a raw HTML block ends with: one byte a page).
+    for rel in sorted(set(ours) & set(theirs)):
+        a = ARTICLE.search(ours[rel].read_text(encoding="utf-8"))
+        b = ARTICLE.search(theirs[rel].read_text(encoding="utf-8"))
+        a_text, b_text = (a.group(1) if a else ""), (b.group(1) if b else "")
+        article_bytes["toolcatalog"] += len(a_text.encode())
+        article_bytes["fair"] += len(b_text.encode())
+        if a_text == b_text:
+            exact += 1
+        elif a_text.strip() != b_text.strip():
+            differing.append(rel)
+
+    def index(site: Path) -> tuple[int, int, list[str]]:
+        path = site / "search" / "search_index.json"
+        if not path.is_file():
+            return 0, 0, []
+        docs = json.loads(path.read_text(encoding="utf-8")).get("docs", [])
+        return path.stat().st_size, len(docs), sorted(json.dumps(d, sort_keys=True) for d in docs)
+
+    tc_index, fair_index = index(tc_site), index(fair_site)
+    result = {
+        "pages": {"toolcatalog": len(ours), "fair": len(theirs)},
+        "only_in_toolcatalog": sorted(set(ours) - set(theirs))[:5],
+        "only_in_fair": sorted(set(theirs) - set(ours))[:5],
+        "article_bytes": article_bytes,
+        "articles_byte_identical": exact,
+        "articles_differing": len(differing),
+        "first_differing": differing[:5],
+        "search_index_bytes": {"toolcatalog": tc_index[0], "fair": fair_index[0]},
+        "search_entries": {"toolcatalog": tc_index[1], "fair": fair_index[1]},
+        "search_entries_equal": tc_index[2] == fair_index[2],
+    }
+    return result
+
+
+def print_comparison(c: dict[str, Any]) -> None:
+    print(f"\ncontent check (last builds): HTML pages {c['pages']['toolcatalog']} toolcatalog / {c['pages']['fair']} fair; "
+          f"article bytes {c['article_bytes']['toolcatalog']:,} / {c['article_bytes']['fair']:,} "
+          f"({c['articles_byte_identical']} byte-identical, the rest differing only in whitespace at their ends), "
+          f"{c['articles_differing']} article(s) differing{' ' + str(c['first_differing']) if c['first_differing'] else ''}; "
+          f"search index {c['search_index_bytes']['toolcatalog']:,} / {c['search_index_bytes']['fair']:,} bytes, "
+          f"{c['search_entries']['toolcatalog']} / {c['search_entries']['fair']} entries, "
+          f"entries {'equal' if c['search_entries_equal'] else 'NOT equal'}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -474,11 +575,13 @@ class BenchError(RuntimeError):
 BUILD_ENV: dict[str, str] = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 
 
-def build(workspace: Path, config: str, quiet: bool) -> tuple[float, str, float | None]:
-    """One `python -m mkdocs build`; returns (wall seconds, combined output, peak RSS in MB).
+def build(workspace: Path, config: str, quiet: bool) -> tuple[float, str, float | None, float | None]:
+    """One `python -m mkdocs build`; returns (wall seconds, combined output, peak RSS in MB, CPU seconds).
 
     The peak resident memory is the build process's own (`wait4`'s `ru_maxrss`), never its
-    example processes': those are separate processes with their own memory."""
+    example processes': those are separate processes with their own memory. The CPU time is
+    user + system of the build and of the processes it waited for (`wait4`'s rusage): what
+    other load on the machine moves least."""
     env = BUILD_ENV
     argv = [sys.executable, "-m", "mkdocs", "build", "-f", config]
     if quiet:
@@ -487,10 +590,12 @@ def build(workspace: Path, config: str, quiet: bool) -> tuple[float, str, float 
         started = time.perf_counter()
         process = subprocess.Popen(argv, cwd=workspace, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
         rss_mb: float | None = None
+        cpu_s: float | None = None
         if hasattr(os, "wait4"):
             _, status, usage = os.wait4(process.pid, 0)
             process.returncode = os.waitstatus_to_exitcode(status)
             rss_mb = usage.ru_maxrss / (1024 * 1024 if sys.platform == "darwin" else 1024)
+            cpu_s = usage.ru_utime + usage.ru_stime
         else:  # pragma: no cover - Windows: no rusage of a child
             process.wait()
         seconds = time.perf_counter() - started
@@ -498,7 +603,7 @@ def build(workspace: Path, config: str, quiet: bool) -> tuple[float, str, float 
         output = log.read()
     if process.returncode != 0:
         raise BenchError(f"`{' '.join(argv[1:])}` in {workspace} failed ({process.returncode}):\n{output}")
-    return seconds, output, rss_mb
+    return seconds, output, rss_mb, cpu_s
 
 
 SANDBOX_LINE = re.compile(r"example processes: (?P<how>.+)")
@@ -528,15 +633,20 @@ class Scenario:
         self.check_seconds: list[float | None] = []
         self.sandbox: str | None = None  # the plugin's "example processes: ..." line
         self.rss_mb: list[float] = []  # the build process's peak resident memory, per run
+        self.cpu_s: list[float] = []  # user + system CPU seconds, per run
+        self.load: list[float] = []  # the 1-minute load average just before each run
 
     def run(self) -> float:
         if self.before:
             self.before()
         # Baselines run with -q as asked; plugin builds run without it so the plugin's INFO line
         # ("... N processes started ...") is printed. INFO output is three or four lines: noise.
-        seconds, output, rss = build(self.workspace, self.config, quiet=not self.plugin)
+        self.load.append(load1())
+        seconds, output, rss, cpu = build(self.workspace, self.config, quiet=not self.plugin)
         if rss is not None:
             self.rss_mb.append(rss)
+        if cpu is not None:
+            self.cpu_s.append(cpu)
         if self.plugin:
             warnings = [line for line in output.splitlines() if line.startswith(("WARNING", "ERROR"))]
             if warnings:
@@ -568,6 +678,10 @@ class Scenario:
     @property
     def best(self) -> float:
         return min(self.times)
+
+    @property
+    def cpu_median(self) -> float | None:
+        return statistics.median(self.cpu_s) if self.cpu_s else None
 
 
 def sandbox_overhead(sandboxed: Scenario, unsandboxed: Scenario, processes: int) -> dict[str, Any]:
@@ -616,6 +730,13 @@ def plugin_facts() -> dict[str, Any]:
     except (OSError, subprocess.SubprocessError, ValueError):
         pass
     return facts
+
+
+def load1() -> float:
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return float("nan")
 
 
 def loadavg() -> str:
@@ -700,6 +821,12 @@ def main(argv: list[str] | None = None) -> int:
         "`git archive` export) by putting its plugin/ first on the builds' PYTHONPATH",
     )
     parser.add_argument("--keep", action="store_true", help="keep the generated workspaces (their path is printed)")
+    parser.add_argument("--no-warmup", action="store_true",
+                        help="skip the unmeasured warm-up builds (the fair set's capture build still runs and warms the "
+                        "imports): saves minutes at 5,000 tools on a --workspace whose caches are filled")
+    parser.add_argument("--workspace", type=Path, default=None,
+                        help="build in this folder (one size only) and keep it: a workspace kept by an earlier --keep is "
+                        "reused, its files rewritten only where they differ and its results cache kept, so no cold fill")
     parser.add_argument("--out", type=Path, default=OUT_DIR / "results.json", help="where the JSON results go (default bench/out/results.json)")
     args = parser.parse_args(argv)
     try:
@@ -709,6 +836,8 @@ def main(argv: list[str] | None = None) -> int:
     repeat = args.repeat if args.repeat is not None else (1 if args.quick else 3)
     if min(sizes) < 1 or repeat < 1:
         parser.error("--tools and --repeat must be at least 1")
+    if args.workspace is not None and len(sizes) > 1:
+        parser.error("--workspace takes one size (--tools N)")
     chosen = [x.strip() for x in args.scenarios.split(",") if x.strip()]
     unknown = [x for x in chosen if x not in SCENARIOS]
     if unknown:
@@ -756,9 +885,17 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_size(n: int, repeat: int, args: argparse.Namespace, chosen: list[str]) -> dict[str, Any]:
     """Every chosen scenario at `n` tools, in interleaved rounds; the table and the JSON row."""
-    root = Path(tempfile.mkdtemp(prefix="toolcatalog-bench-"))
+    reuse = args.workspace is not None
+    reused = False
+    if reuse:  # a kept workspace: files rewritten only where they differ, its results cache kept
+        root = args.workspace.resolve()
+        reused = (root / "toolcatalog" / ".agent").is_dir()
+        root.mkdir(parents=True, exist_ok=True)
+    else:
+        root = Path(tempfile.mkdtemp(prefix="toolcatalog-bench-"))
     started = time.perf_counter()
     serve: dict[str, Any] | None = None
+    comparison: dict[str, Any] | None = None
     try:
         tc, base = make_workspaces(root, n, args.theme, args.sandbox)
         fair = root / "fair"  # made below, once the results cache is filled (`fair_baseline`)
@@ -804,37 +941,62 @@ def run_size(n: int, repeat: int, args: argparse.Namespace, chosen: list[str]) -
         by_name = {s.name: s for s in scenarios}
 
         print(f"workspaces: {root}  ({n} tools, {examples} examples, theme {args.theme}, {repeat} round(s), "
-              f"sandbox option {args.sandbox})", flush=True)
+              f"sandbox option {args.sandbox}{', reused' if reused else ''}); load average {loadavg()}", flush=True)
         # One unmeasured build of each workspace: imports compiled, files in the page cache.
-        build(base, "mkdocs-nonav.yml", quiet=True)
-        drop_cache()
-        build(tc, "mkdocs-prepare.yml", quiet=True)
+        # (--no-warmup: none but the capture build, itself a warm-up, for big sizes on a reused workspace.)
+        if any(s.workspace == base for s in scenarios) and not args.no_warmup:
+            build(base, "mkdocs-nonav.yml", quiet=True)
+        if not reuse:
+            drop_cache()
+        if not args.no_warmup:
+            build(tc, "mkdocs-prepare.yml", quiet=True)
         statuses: dict[str, int] = {}
         warm_names = {SCENARIOS[x] for x in ("warm", "nonav", "warm-search", "nonav-search")}
-        if (SCENARIOS["cold"] not in names and names & warm_names) or names & FAIR:
+        if names & FAIR:
+            # Its capture build fills the results cache first when it is cold.
+            print("  writing the fair baseline (one unmeasured warm build copies each generated page's HTML)", flush=True)
+            statuses = fair_baseline(root, tc, args.theme, n)
+            if not args.no_warmup:
+                build(fair, "mkdocs-nonav.yml", quiet=True)
+        elif SCENARIOS["cold"] not in names and names & warm_names:
             print("  filling the results cache (one unmeasured cold build; the nav does not change the results)", flush=True)
             build(tc, "mkdocs-nonav.yml", quiet=True)
             statuses = verify_catalog(tc, n)
-        if names & FAIR:
-            print("  writing the fair baseline (one unmeasured warm build copies each generated page's HTML)", flush=True)
-            fair_baseline(root, tc, args.theme)
-            build(fair, "mkdocs-nonav.yml", quiet=True)
         for round_no in range(1, repeat + 1):
             for scenario in scenarios:  # interleaved rounds: drift hits every scenario alike
                 seconds = scenario.run()
                 extra = f", {scenario.processes[-1]} processes" if scenario.plugin else ""
                 rss = f", peak RSS {scenario.rss_mb[-1]:.0f} MB" if scenario.rss_mb else ""
-                print(f"  round {round_no}/{repeat}  {scenario.name:<38} {seconds:7.2f}s{extra}{rss}", flush=True)
+                cpu = f", CPU {scenario.cpu_s[-1]:.2f}s" if scenario.cpu_s else ""
+                print(f"  round {round_no}/{repeat}  {scenario.name:<44} {seconds:7.2f}s{cpu}{extra}{rss}, "
+                      f"load {scenario.load[-1]:.2f}", flush=True)
                 if scenario.name == "toolcatalog cold" and not statuses:
                     statuses = verify_catalog(tc, n)
+        fair_side = [s for s in scenarios if s.workspace == fair and s.times]
+        tc_side = [s for s in scenarios if s.workspace == tc and s.config.startswith("mkdocs-search") and s.times]
+        if fair_side and tc_side:  # the last measured build of each side is on disk
+            comparison = compare_sites(fair / "site", tc / "site")
+            comparison["builds"] = {"fair": fair_side[-1].config, "toolcatalog": tc_side[-1].config}
+            print_comparison(comparison)
+            if (comparison["pages"]["toolcatalog"] != comparison["pages"]["fair"] or comparison["articles_differing"]
+                    or comparison["only_in_fair"] or comparison["only_in_toolcatalog"]):
+                raise BenchError(f"the fair site does not carry the plugin's content: {comparison}")
         if args.serve:
-            warm, served_config = by_name.get(SCENARIOS["warm"]), "mkdocs.yml"
-            if not (warm and warm.times) and by_name.get(SCENARIOS["warm-search"]):  # the fair set: serve what it measured
-                warm, served_config = by_name[SCENARIOS["warm-search"]], "mkdocs-search.yml"
-            serve = measure_serve(tc, n, warm.median if warm and warm.times else None, served_config)
+            # Serve what was measured: the plain warm build, else the fair set's warm build with search
+            # (full nav if it was measured, else nav_tools: false), and compare with its median.
+            served = None
+            for short, config in (("warm", "mkdocs.yml"), ("warm-search", "mkdocs-search.yml"),
+                                  ("nonav-search", "mkdocs-search-nonav.yml"), ("nonav", "mkdocs-nonav.yml")):
+                candidate = by_name.get(SCENARIOS[short])
+                if candidate and candidate.times:
+                    served = (candidate, config)
+                    break
+            warm, served_config = served if served else (None, "mkdocs.yml")
+            serve = measure_serve(tc, n, warm.median if warm else None, served_config,
+                                  warm.cpu_median if warm else None)
         elapsed = time.perf_counter() - started
     finally:
-        if args.keep:
+        if args.keep or reuse:
             print(f"kept: {root}")
         else:
             shutil.rmtree(root, ignore_errors=True)
@@ -845,12 +1007,17 @@ def run_size(n: int, repeat: int, args: argparse.Namespace, chosen: list[str]) -
         base_best = by_name[s.baseline].best if s.baseline else None
         procs = [p for p in s.processes if p is not None]
         checks = [c for c in s.check_seconds if c is not None]
+        base_cpu = by_name[s.baseline].cpu_median if s.baseline else None
         rows.append({
             "scenario": s.name,
             "meaning": s.meaning,
             "config": s.config,
             "median_s": round(s.median, 3),
             "runs_s": [round(t, 3) for t in s.times],
+            "cpu_median_s": round(s.cpu_median, 3) if s.cpu_median is not None else None,
+            "cpu_runs_s": [round(t, 3) for t in s.cpu_s],
+            "cpu_ratio": round(s.cpu_median / base_cpu, 2) if base_cpu and s.cpu_median is not None else None,
+            "load_before_runs": s.load,
             "baseline": s.baseline,
             "ratio": round(s.median / base_median, 2) if base_median else None,
             "min_s": round(s.best, 3),
@@ -864,20 +1031,25 @@ def run_size(n: int, repeat: int, args: argparse.Namespace, chosen: list[str]) -
     if SCENARIOS["cold-nosandbox"] in by_name and args.sandbox == "auto":
         sandbox = sandbox_overhead(by_name["toolcatalog cold"], by_name["toolcatalog cold, sandbox: off"], examples)
 
-    header = f"{'scenario':<38} {'median s':>9} {'ratio':>7}  {'vs':<26} {'processes':>9} {'min s':>7} {'ratio':>7} {'RSS MB':>7}"
+    header = (f"{'scenario':<44} {'median s':>9} {'ratio':>7} {'CPU s':>7} {'ratio':>7}  {'vs':<30} {'processes':>9} "
+              f"{'min s':>7} {'ratio':>7} {'RSS MB':>7}")
     print()
     print(header)
     print("-" * len(header))
     for row in rows:
         ratio = f"{row['ratio']:.2f}x" if row["ratio"] is not None else "1.00x"
         ratio_min = f"{row['ratio_of_mins']:.2f}x" if row["ratio_of_mins"] is not None else "1.00x"
+        cpu = "-" if row["cpu_median_s"] is None else f"{row['cpu_median_s']:.2f}"
+        cpu_ratio = f"{row['cpu_ratio']:.2f}x" if row["cpu_ratio"] is not None else ("1.00x" if row["cpu_median_s"] is not None else "-")
         vs = row["baseline"] or "(itself)"
         procs = "-" if row["processes"] is None else str(row["processes"])
         rss = "-" if row["peak_rss_mb"] is None else f"{row['peak_rss_mb']:.0f}"
-        print(f"{row['scenario']:<38} {row['median_s']:>9.2f} {ratio:>7}  {vs:<26} {procs:>9} {row['min_s']:>7.2f} {ratio_min:>7} {rss:>7}")
+        print(f"{row['scenario']:<44} {row['median_s']:>9.2f} {ratio:>7} {cpu:>7} {cpu_ratio:>7}  {vs:<30} {procs:>9} "
+              f"{row['min_s']:>7.2f} {ratio_min:>7} {rss:>7}")
     print(f"\n{n} tools / {examples} examples, theme {args.theme}, median of {repeat}, "
           f"{elapsed:.0f}s. Seconds are this run only; compare the ratios.\n"
           f"The 'min s' columns use each scenario's fastest run (less sensitive to other load on the machine); "
+          f"'CPU s' is the median user+system time of the build and the processes it waited for; "
           f"RSS is the build process's peak resident memory (the largest of its runs).")
     if sandbox:
         print(f"\nsandbox ({sandbox['sandbox']}): checking {examples} examples took {sandbox['check_s_sandboxed']}s sandboxed, "
@@ -885,8 +1057,10 @@ def run_size(n: int, repeat: int, args: argparse.Namespace, chosen: list[str]) -
               f"whole cold build {sandbox['build_ratio']}x; about {sandbox['extra_ms_per_process']} ms more per process "
               f"(worker time, {sandbox['workers']} workers)")
     if serve:
-        print(f"\nmkdocs serve: edited {serve['edited']}; its page was served {serve['edit_to_page_s']}s later "
-              f"({serve['ratio_to_warm_build']}x the warm build), {serve['rebuilds']} rebuild(s); while idle: "
+        print(f"\nmkdocs serve -f {serve['config']}: edited {serve['edited']}; its page was served {serve['edit_to_page_s']}s later "
+              f"({serve['ratio_to_warm_build']}x the warm build's median), {serve['rebuilds']} rebuild(s); the server's CPU "
+              f"until then {serve['cpu_to_page_s']} s ({serve['cpu_ratio_to_warm_build']}x the warm build's), "
+              f"{serve['rebuild_cpu_s']} s to the end of the settle time; while idle: "
               f"{serve['idle_threads']} threads, {serve['idle_cpu_percent']}% of a CPU; {serve['watching']}")
     return {
         "tools": n,
@@ -894,6 +1068,7 @@ def run_size(n: int, repeat: int, args: argparse.Namespace, chosen: list[str]) -
         "wall_s": round(elapsed, 1),
         "catalog_statuses": statuses,
         "scenarios": rows,
+        "content_check": comparison,
         "sandbox_overhead": sandbox,
         "serve": serve,
     }
@@ -916,11 +1091,13 @@ def print_curve(runs: list[dict[str, Any]]) -> None:
               f"{cell('baseline-index', 'median_s'):>17} {cell('nonav', 'median_s'):>18} {cell('nonav', 'ratio', '{:.2f}x'):>7} {rss:>18}")
 
 
-def measure_serve(tc: Path, n: int, warm_s: float | None, config: str = "mkdocs.yml") -> dict[str, Any]:
+def measure_serve(tc: Path, n: int, warm_s: float | None, config: str = "mkdocs.yml",
+                  warm_cpu_s: float | None = None) -> dict[str, Any]:
     """`mkdocs serve -f config` on the warm workspace: idle threads and CPU, then one edit of one
     manifest (its description), timed until the edited page is served with the new text, and the
-    rebuilds it caused (a second rebuild would show up within the settle time). `warm_s`: the
-    median warm build of the same config, for the ratio."""
+    rebuilds it caused (a second rebuild would show up within the settle time), with the server's
+    CPU time from the edit to the end of its last rebuild. `warm_s` / `warm_cpu_s`: the median
+    warm build of the same config (wall, CPU), for the ratios."""
     import socket
     import threading
     import urllib.request
@@ -963,6 +1140,7 @@ def measure_serve(tc: Path, n: int, warm_s: float | None, config: str = "mkdocs.
         mark = len(lines)
         token = f"edited-{int(time.time())}"
         url = f"http://127.0.0.1:{port}/tools/tool-001/"
+        ticks_before = cpu_ticks()
         started = time.perf_counter()
         manifest.write_text(original.replace("(variant 1)", f"(variant 1, {token})", 1), encoding="utf-8")
 
@@ -975,11 +1153,13 @@ def measure_serve(tc: Path, n: int, warm_s: float | None, config: str = "mkdocs.
 
         wait_for(served, 3600, "the edited page")
         latency = time.perf_counter() - started
+        cpu_to_page = (cpu_ticks() - ticks_before) / os.sysconf("SC_CLK_TCK")
         settle = max(10.0, latency)  # a second rebuild would start within this (polling + build delay)
         time.sleep(settle)
         wait_for(lambda: sum("Detected file changes" in l for l in lines[mark:]) <= sum("Reloading browsers" in l for l in lines[mark:]),
                  3600, "the last rebuild")
         rebuilds = sum("Detected file changes" in line for line in lines[mark:])
+        rebuild_cpu = (cpu_ticks() - ticks_before) / os.sysconf("SC_CLK_TCK")
     finally:
         manifest.write_text(original, encoding="utf-8")
         try:
@@ -994,6 +1174,10 @@ def measure_serve(tc: Path, n: int, warm_s: float | None, config: str = "mkdocs.
         "warm_build_s": round(warm_s, 2) if warm_s else None,
         "ratio_to_warm_build": round(latency / warm_s, 2) if warm_s else None,
         "rebuilds": rebuilds,
+        "cpu_to_page_s": round(cpu_to_page, 2),  # the server's CPU from the edit until the page was served
+        "rebuild_cpu_s": round(rebuild_cpu, 2),  # ... until the end of the settle time (idle polling included)
+        "warm_build_cpu_s": round(warm_cpu_s, 2) if warm_cpu_s else None,
+        "cpu_ratio_to_warm_build": round(cpu_to_page / warm_cpu_s, 2) if warm_cpu_s else None,
         "settle_s": round(settle, 1),
         "idle_threads": threads,
         "idle_cpu_percent": idle_cpu,
