@@ -220,10 +220,10 @@ def _run(pending: list[Planned], options: Options, progress: "Progress | None" =
          ctx: Context | None = None) -> tuple[dict[int, list[Any]], dict[int, float]]:
     """Every task of every pending job on one pool: each job's task results, in order, and seconds.
 
-    With fewer workers than CPUs, each task first starts the sandbox of the task `workers` places
-    after it (`Context.start_ahead`, where that task's first process is known: `Job.starts`), so
-    that its setting up (strace, bubblewrap's namespaces and mounts) runs on a spare core while
-    this task's tool runs; that tool itself still starts only in its turn."""
+    Under bubblewrap, each task first starts the sandbox of the task `workers` places after it
+    (`Context.start_ahead`, where that task's first process is known: `Job.starts`), so that its
+    setting up (the control groups' entry, strace, bubblewrap's namespaces and mounts) goes on
+    while this task's tool runs; that tool itself still starts only in its turn."""
     tasks = [(index, task, job.starts[n] if n < len(job.starts) else None)
              for index, (_, job, _) in enumerate(pending) for n, task in enumerate(job.tasks)]
     results: dict[int, list[Any]] = {index: [] for index in range(len(pending))}
@@ -231,7 +231,7 @@ def _run(pending: list[Planned], options: Options, progress: "Progress | None" =
     if not tasks:
         return results, seconds
     workers = max(1, min(options.jobs or usable_cpus(), len(tasks)))
-    ahead = ctx if ctx is not None and _starts_ahead(ctx, workers) else None
+    ahead = ctx if ctx is not None and _starts_ahead(ctx) else None
     stop = threading.Event()
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="toolcatalog")
     try:
@@ -263,10 +263,13 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _starts_ahead(ctx: Context, workers: int) -> bool:
-    """Whether tasks start later tasks' sandboxes ahead: only with a core to spare for it, and a
-    sandbox that can wait behind a gate (bubblewrap)."""
-    return workers < usable_cpus() and ctx.sandbox.mechanism == "bwrap" and not ctx.sandbox.withheld
+def _starts_ahead(ctx: Context) -> bool:
+    """Whether tasks start later tasks' sandboxes ahead: where a sandbox can wait behind a gate
+    (bubblewrap), whatever the number of workers. Not only for a spare core: much of a sandboxed
+    start is spent asleep, not computing (entering a run's cgroup v1 groups waits for an RCU grace
+    period, about 10 ms, in the kernel's `cgroup_procs_write_start`; bubblewrap's unmounts wait for
+    expedited ones), and a start ahead sleeps there while other runs use the cores."""
+    return ctx.sandbox.mechanism == "bwrap" and not ctx.sandbox.withheld
 
 
 def _ahead_of(ctx: Context | None, tasks: list[tuple[int, Task, Start | None]], n: int) -> Callable[[], None] | None:

@@ -67,13 +67,11 @@ class Launch:
         self.close()
 
     def close(self) -> None:
-        self._leave_group()
-        _discard(self.root)
-
-    def _leave_group(self) -> None:
-        if self.group is not None:
-            self.group.remove()
-            self.group = None
+        """The run's folder and control groups removed, on the cleanup thread (`flush` waits for
+        it): a group is removed only once its last process is gone, which after a kill can take a
+        moment the next run need not wait for."""
+        group, self.group = self.group, None
+        _discard(self.root, group)
 
     def caps_hit(self) -> list[str]:
         """The caps its control groups say the run reached (cgroup.PIDS, cgroup.MEMORY)."""
@@ -171,11 +169,12 @@ class Launch:
         return self.mechanism == "bwrap" and _below(path, "/tmp") and not any(_below(path, folder) for folder in shown)
 
 
-# Removing a run's folder is slow on some filesystems (overlayfs: milliseconds per folder), so it
-# happens on a thread of its own instead of delaying the next run; `flush` waits for it. The folder
+# Removing a run's folder is slow on some filesystems (overlayfs: milliseconds per folder), and its
+# control groups can be removed only once the last of its killed processes is gone, so both happen
+# on a thread of its own instead of delaying the next run; `flush` waits for it. The folder
 # holds whatever the tool left (links, chains thousands of levels deep, unreadable folders), so the
 # removal never follows a link, never recurses, and a failure is noted, never the end of the thread.
-_trash: "queue.Queue[Path]" = queue.Queue()
+_trash: "queue.Queue[tuple[Path, cgroup.Group | None]]" = queue.Queue()
 _remover: threading.Thread | None = None
 _remover_lock = threading.Lock()
 _left: list[str] = []  # what could not be removed, for the build log
@@ -183,8 +182,10 @@ _left: list[str] = []  # what could not be removed, for the build log
 
 def _remove_forever() -> None:
     while True:
-        folder = _trash.get()
+        folder, group = _trash.get()
         try:
+            if group is not None:
+                group.remove()
             problem = nofollow.remove(str(folder))
         except Exception as exc:  # noqa: BLE001 - the thread must live on, or `flush` waits forever
             problem = f"{folder}: {type(exc).__name__}: {exc}"
@@ -194,13 +195,13 @@ def _remove_forever() -> None:
             _left.append(f"a run's throwaway folder is not fully removed: {problem}")
 
 
-def _discard(folder: Path) -> None:
+def _discard(folder: Path, group: cgroup.Group | None = None) -> None:
     global _remover
     with _remover_lock:
         if _remover is None:
             _remover = threading.Thread(target=_remove_forever, name="toolcatalog-sandbox-cleanup", daemon=True)
             _remover.start()
-    _trash.put(folder)
+    _trash.put((folder, group))
 
 
 def flush() -> list[str]:
