@@ -20,20 +20,20 @@ import json
 from pathlib import Path
 from mkdocs.plugins import event_priority
 
-FILES = []
+FILES, OURS = [], set()
 
 
 @event_priority(-200)  # after the plugin added its pages
 def on_files(files, config):
     FILES[:] = [files]
+    OURS.update(config.plugins["toolcatalog"].pages)
 
 
 @event_priority(150)  # every page written, before any plugin's on_post_build
 def on_post_build(config):
-    plugin = config.plugins["toolcatalog"]
     held = {}
     for file in FILES[0]:
-        if file.src_uri in plugin.pages:
+        if file.src_uri in OURS:
             page = file.page
             held[file.src_uri] = {"content": len(page.content or ""), "markdown": len(page.markdown or ""),
                                   "source": len(file.content_string), "toc": len(list(page.toc))}
@@ -78,6 +78,37 @@ on_post_build = CombinedEvent(_before, _after)
 '''
 
 
+# The catalog is let go once every page's Markdown is rendered, before MkDocs builds the first page
+# (where the search plugin starts keeping every page's text): a hook that runs before the plugin
+# in each page's on_page_context looks whether the catalog is still alive, and where the plugin
+# keeps the pages' HTML meanwhile.
+LET_GO_HOOK = '''
+import gc, json, weakref
+from pathlib import Path
+from mkdocs.plugins import event_priority
+
+SEEN = {}
+
+
+@event_priority(-200)  # after the plugin's on_files: its build and catalog exist
+def on_files(files, config):
+    plugin = config.plugins["toolcatalog"]
+    SEEN["catalog"] = weakref.ref(plugin.build.catalog)
+    SEEN["tool"] = weakref.ref(plugin.build.catalog.tools[0])
+
+
+@event_priority(200)  # before the plugin's (100), which reads the page's HTML back
+def on_page_context(context, page, config, nav):
+    if "alive" not in SEEN:
+        gc.collect()
+        plugin = config.plugins["toolcatalog"]
+        SEEN["alive"] = {name: SEEN[name]() is not None for name in ("catalog", "tool")}
+        SEEN["stage"] = str(plugin.stage.folder) if plugin.stage is not None else None
+        Path(config.config_file_path).parent.joinpath("let-go.json").write_text(json.dumps(
+            {"alive": SEEN["alive"], "stage": SEEN["stage"]}))
+'''
+
+
 def _project(root: Path, hook: str) -> Path:
     for name in ("alpha-tool", "beta-tool"):
         write(root / ".agent" / "tools" / name / "TOOL.md", speccify_text(name))
@@ -97,6 +128,22 @@ def test_no_generated_page_keeps_its_html_once_written(tmp_path: Path) -> None:
     # ... and the pages were written in full
     index = (root / "site" / "tools" / "index.html").read_text()
     assert "alpha-tool" in index and "beta-tool" in index
+
+
+def test_the_catalog_is_let_go_before_the_first_page_is_built(tmp_path: Path) -> None:
+    """Every generated page's HTML and the outputs are made once the pages' Markdown is rendered
+    (on_env) and kept in a private folder, and the catalog let go, before MkDocs builds a page;
+    the folder is gone after the build, and the site has every page and output."""
+    root = _project(tmp_path, LET_GO_HOOK)
+    build(root)
+    seen = json.loads((root / "let-go.json").read_text())
+    assert seen["alive"] == {"catalog": False, "tool": False}, seen
+    assert seen["stage"] is not None and not Path(seen["stage"]).exists(), seen
+    site = root / "site"
+    assert "alpha-tool" in (site / "tools" / "alpha-tool" / "index.html").read_text()
+    assert json.loads((site / "tools" / "beta-tool.json").read_text())["id"] == "beta-tool"
+    listed = json.loads((site / "catalog.digests.json").read_text())["files"]
+    assert "catalog.json" in listed and "tools/index.html" in listed
 
 
 def _glibc_mallinfo2() -> bool:

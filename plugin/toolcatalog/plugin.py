@@ -9,9 +9,12 @@ where MkDocs wants them:
   per tool plus the catalog index.
 - `on_nav`: the catalog section (`nav.catalog_nav`).
 - `on_page_markdown` / `on_page_content`: titles, and the HTML the renderer made.
-- `on_page_context` / `on_post_page`: the title as metadata while the page itself renders.
-- `on_post_build`: the outputs for agents, each written into the site as soon as it is final, first
-  of every plugin's (the build is let go then); the digest manifest last, of the site as it is.
+- `on_env` (last): each deferred page's HTML and the outputs for agents made into a private folder
+  (`sitefiles.Stage`), and the build let go, before MkDocs builds the first page.
+- `on_page_context` / `on_post_page`: the title as metadata while the page itself renders; a
+  deferred page's HTML read back, and let go once written.
+- `on_post_build`: the outputs for agents moved into the site, first of every plugin's (a docs
+  file MkDocs published replaces one); the digest manifest last, of the site as it is.
 - `on_serve`: watch the manifest folders.
 
 Problems in manifests are logged as warnings (so `mkdocs build --strict` fails);
@@ -69,6 +72,9 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         self.defer: bool | None = None  # whether it is (`_defer`), decided once per build
         self.claims = claims.Memo()  # each tool's claims, derived once per build for its pages and outputs
         self.early: sitefiles.Early | None = None  # the outputs written, until the digest manifest is (on_post_build)
+        self.generated: set[str] = set()  # every generated page's src_uri, kept when the build is let go (`self.pages` is not)
+        self.stage: sitefiles.Stage | None = None  # deferred pages' HTML and the outputs, made before the pages are built
+        self.pending: outputs.Pending | None = None  # the outputs in the stage, until on_post_build moves them into the site
         self.watched: frozenset[str] | None = None  # the catalog's folders, for on_serve once the build is let go
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
@@ -121,6 +127,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
     def _add_pages(self, files: Files, config: MkDocsConfig, build: pipeline.Build) -> Files:
         """One generated page per tool, and the catalog index unless the docs have one."""
         self.pages, self.deferred, self.defer = {}, set(), None
+        self._close_stage()
         for tool in build.catalog.tools:
             # NOT_IN_NAV only silences MkDocs' "not in nav" notice: on_nav places these pages itself.
             files.append(File.generated(config, tool.page, content="", inclusion=InclusionLevel.NOT_IN_NAV))
@@ -129,6 +136,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         if files.get_file_from_path(index) is None:
             files.append(File.generated(config, index, content="", inclusion=InclusionLevel.NOT_IN_NAV))
             self.pages[index] = None
+        self.generated = set(self.pages)
         return files
 
     def on_nav(self, nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation | None:
@@ -154,24 +162,67 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             page.meta["hide"] = ["toc"]
         return ""
 
-    # A generated page's HTML (a tool's, the index's) is made when MkDocs builds that page
-    # (`on_page_context`, before the search plugin reads it) and let go once the page is written
-    # (`on_post_page`), instead of being made for every page first and held until the build ends:
-    # MkDocs renders every page's Markdown before it builds the first one, so 5,000 tool pages used
-    # to be in memory at once, and the index's table (a row per tool) to the end of the build. Only
-    # where no other plugin's `on_page_content` comes after ours (one would see the page without
-    # its HTML).
+    # A generated page's HTML (a tool's, the index's) is not held by MkDocs from the moment its
+    # Markdown is rendered to the end of the build (MkDocs renders every page's Markdown before it
+    # builds the first one: 5,000 tool pages were in memory at once, and the index's table, a row
+    # per tool, to the end): once every page's Markdown is rendered (`on_env`, ours last), each
+    # deferred page's HTML is made and kept on disk in a private folder (`sitefiles.Stage`), with
+    # the outputs for agents, and the build is let go; each page reads its HTML back when MkDocs
+    # builds it (`on_page_context`, before the search plugin reads it) and lets it go once written
+    # (`on_post_page`). MkDocs' pages and the search plugin's text are then made in the memory the
+    # catalog freed, not above it. Only where no other plugin's `on_page_content` comes after ours
+    # (one would see the page without its HTML).
+
+    @event_priority(-100)  # after every other plugin's: the pages' Markdown is rendered, none is built yet
+    def on_env(self, env: Any, /, *, config: MkDocsConfig, files: Files) -> Any:
+        if self.config.enabled and self.build is not None:
+            self._stage_and_let_go(files)
+        return None
+
+    def _stage_and_let_go(self, files: Files) -> None:
+        build, stage = self.build, sitefiles.Stage()
+        assert build is not None
+        self._close_stage()
+        self.stage = stage
+        try:
+            for src_uri in self.deferred:
+                file = files.get_file_from_path(src_uri)
+                if file is not None and file.page is not None:
+                    stage.put_page(src_uri, self._page_html(file.page))
+            with self.claims.active():
+                self.pending = build.write_outputs_first(stage.outputs)
+        except outputs.ExportError as exc:
+            self._close_stage()
+            raise PluginError(report.plain(f"toolcatalog: {exc}")) from None
+        except BaseException:
+            self._close_stage()
+            raise
+        finally:
+            del build
+            self._let_go()
+
+    def _close_stage(self) -> None:
+        stage, self.stage, self.pending = self.stage, None, None
+        if stage is not None:
+            stage.close()
+
+    def on_build_error(self, *, error: Exception) -> None:
+        self._close_stage()
 
     @event_priority(100)  # first: the search plugins index `page.content` in this event
     def on_page_context(self, context: TemplateContext, /, *, page: Page, config: MkDocsConfig, nav: Navigation) -> TemplateContext | None:
-        if page.file.src_uri in self.pages:
+        if page.file.src_uri in self.generated:
             page.meta["title"] = page.title  # for this page's own render only: see on_page_markdown
             if page.file.src_uri in self.deferred:
-                page.content = self._page_html(page)
+                staged = self.stage.take_page(page.file.src_uri) if self.stage is not None else None
+                if staged is not None:
+                    page.content = staged
+                elif self.build is not None:  # no on_env came (a host that has none): made now
+                    page.content = self._page_html(page)
         return None
 
     def on_post_page(self, output: str, /, *, page: Page, config: MkDocsConfig) -> str | None:
-        if page.file.src_uri in self.pages:
+        if page.file.src_uri in self.generated:
             page.meta.pop("title", None)
             if page.file.src_uri in self.deferred:
                 page.content = ""  # written: nothing reads it again
@@ -209,16 +260,28 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             self.defer = bool(mine) and mine[-1] == len(hooks) - 1
         return self.defer
 
-    # The outputs for agents are written first of every plugin's `on_post_build` (priority 100) and
-    # the catalog let go at once, so that the search plugin's index (its `on_post_build`, MkDocs'
-    # build's peak) is made without it; the digest manifest is made last (priority -100), of every
-    # file of the site as it then is, ours read again: one another plugin rewrote in between is
-    # listed as it is on disk, and named in a warning.
+    # The outputs for agents are made at `on_env` into the stage (the catalog is let go there) and
+    # moved into the site first of every plugin's `on_post_build` (priority 100), where a docs file
+    # MkDocs published replaces one as before; without a stage (no `on_env` came) they are written
+    # there from the catalog, which is let go then, so that the search plugin's index (its
+    # `on_post_build`, MkDocs' build's peak) is made without it. The digest manifest is made last
+    # (priority -100), of every file of the site as it then is, ours read again: one another
+    # plugin rewrote in between is listed as it is on disk, and named in a warning.
 
     @event_priority(100)
     def _write_outputs(self, config: MkDocsConfig) -> None:
         self.early = None
-        if not self.config.enabled or self.build is None:
+        if not self.config.enabled:
+            return
+        if self.stage is not None and self.pending is not None:  # made at on_env
+            try:
+                self.early = sitefiles.publish(self.pending, self.stage.outputs, Path(config.site_dir), Path(config.docs_dir))
+            except outputs.ExportError as exc:
+                raise PluginError(report.plain(f"toolcatalog: {exc}")) from None
+            finally:
+                self._close_stage()
+            return
+        if self.build is None:
             return
         build = self.build
         try:
@@ -235,7 +298,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         """Everything of the build the site no longer needs: only the folders `on_serve` watches stay."""
         if self.build is not None and self.workspace is not None:
             self.watched = catalog_nav.catalog_folders(self.workspace, self.build.catalog)
-        self.build, self.renderer, self.pages, self.deferred, self.shared_ids = None, None, {}, set(), set()
+        self.build, self.renderer, self.pages, self.shared_ids = None, None, {}, set()  # `deferred` and `generated` stay
         self.claims = claims.Memo()  # let the records go with the build
         gc.collect()  # the model's objects hold cycles: free them now, before the search index is made
         _give_back()

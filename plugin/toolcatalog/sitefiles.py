@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import stat
-from dataclasses import dataclass
+import tempfile
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Collection, Container, Iterator, Mapping
 
-from .outputs import Finished, Pending, Written, finish_site
+from .files import write_pieces_atomic
+from .outputs import ExportError, Finished, Pending, Written, finish_site
 from .outputs.published import FileDigest, of_bytes
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
@@ -129,6 +132,63 @@ def outputs_first(write: Callable[[Collection[str]], Pending], site_dir: Path, d
     return Early(write(in_docs), in_docs)
 
 
+class Stage:
+    """A private folder (mode 0700, a fresh name in the system's temporary folder) where the MkDocs
+    plugin keeps what it made before MkDocs wants it, so that the catalog can be let go before
+    MkDocs builds the first page: each generated page's HTML (`put_page`, read back once by
+    `take_page`) and the outputs for agents (`outputs`, moved into the site by `publish`). Nothing
+    of it is read from the repository; `close` removes it."""
+
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="toolcatalog-"))
+        self.outputs = self.folder / "outputs"
+        self.pages: dict[str, Path] = {}  # page src_uri -> its HTML's file
+
+    def put_page(self, src_uri: str, html: str) -> None:
+        path = self.folder / f"page-{len(self.pages)}.html"
+        path.write_text(html, encoding="utf-8")
+        self.pages[src_uri] = path
+
+    def take_page(self, src_uri: str) -> str | None:
+        path = self.pages.pop(src_uri, None)
+        if path is None:
+            return None
+        try:
+            return path.read_text(encoding="utf-8")
+        finally:
+            path.unlink()
+
+    def close(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self.pages = {}
+
+
+def _chunks(path: Path) -> Iterator[str]:
+    with open(path, encoding="utf-8", newline="") as handle:
+        while piece := handle.read(1 << 20):
+            yield piece
+
+
+def publish(pending: Pending, staged: Path, site_dir: Path, docs_dir: Path) -> Early:
+    """The outputs `write_site_first` wrote under `staged` (with nothing overridden), each moved
+    into `site_dir` as `outputs_first` would have written it there now: one a docs file MkDocs
+    published replaces (`InDocs`) is left out, the others are written through the same link-safe
+    writer, byte for byte what was staged. Raises ExportError."""
+    in_docs = InDocs(docs_dir, InSite(site_dir))
+    written: dict[str, FileDigest] = {}
+    for path in pending.written:
+        if path in in_docs:
+            continue
+        try:
+            size, sha256 = write_pieces_atomic(site_dir.joinpath(*path.split("/")), _chunks(staged.joinpath(*path.split("/"))),
+                                               inside=site_dir)
+        except OSError as exc:
+            raise ExportError(f"{path} cannot be written into the site: {exc.strerror or exc}") from None
+        written[path] = FileDigest(size, sha256)
+    catalog_digest = pending.catalog_digest if pending.catalog is not None and pending.catalog in written else None
+    return Early(replace(pending, written=written, catalog_digest=catalog_digest, overridden=in_docs), in_docs)
+
+
 def outputs_last(early: Early, site_dir: Path) -> tuple[Published, Finished]:
     """The digest manifest of every file in `site_dir` as it is now, ours re-read too (one another
     plugin rewrote after ours is listed as it is: `Finished.changed`)."""
@@ -138,4 +198,5 @@ def outputs_last(early: Early, site_dir: Path) -> tuple[Published, Finished]:
     return Published(done.paths, list(early.in_docs), skipped, done.catalog_digest, done.site_digest), finished
 
 
-__all__ = ["Early", "FileDigest", "InDocs", "InSite", "Published", "of_bytes", "outputs_first", "outputs_for_site", "outputs_last", "site_files"]
+__all__ = ["Early", "FileDigest", "InDocs", "InSite", "Published", "Stage", "of_bytes", "outputs_first", "outputs_for_site", "outputs_last",
+           "publish", "site_files"]
