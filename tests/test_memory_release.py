@@ -109,6 +109,19 @@ def on_page_context(context, page, config, nav):
 '''
 
 
+FAILING_HOOK = '''
+from pathlib import Path
+from mkdocs.plugins import event_priority
+
+
+@event_priority(200)
+def on_page_context(context, page, config, nav):
+    stage = config.plugins["toolcatalog"].stage
+    Path(config.config_file_path).parent.joinpath("stage.txt").write_text(str(stage.folder) if stage else "")
+    raise RuntimeError("a page cannot be built")
+'''
+
+
 def _project(root: Path, hook: str) -> Path:
     for name in ("alpha-tool", "beta-tool"):
         write(root / ".agent" / "tools" / name / "TOOL.md", speccify_text(name))
@@ -144,6 +157,14 @@ def test_the_catalog_is_let_go_before_the_first_page_is_built(tmp_path: Path) ->
     assert json.loads((site / "tools" / "beta-tool.json").read_text())["id"] == "beta-tool"
     listed = json.loads((site / "catalog.digests.json").read_text())["files"]
     assert "catalog.json" in listed and "tools/index.html" in listed
+
+
+def test_a_failed_build_leaves_no_stage_behind(tmp_path: Path) -> None:
+    root = _project(tmp_path, FAILING_HOOK)
+    with pytest.raises(RuntimeError, match="a page cannot be built"):
+        build(root, check=False)
+    stage = (root / "stage.txt").read_text()
+    assert stage and not Path(stage).exists(), stage
 
 
 def _glibc_mallinfo2() -> bool:
