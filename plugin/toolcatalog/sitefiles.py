@@ -165,7 +165,7 @@ class Stage:
 
 def _chunks(path: Path) -> Iterator[str]:
     with open(path, encoding="utf-8", newline="") as handle:
-        while piece := handle.read(1 << 20):
+        while piece := handle.read(1 << 16):
             yield piece
 
 
