@@ -152,6 +152,7 @@ def test_the_catalog_is_let_go_before_the_first_page_is_built(tmp_path: Path) ->
     seen = json.loads((root / "let-go.json").read_text())
     assert seen["alive"] == {"catalog": False, "tool": False}, seen
     assert seen["stage"] is not None and not Path(seen["stage"]).exists(), seen
+    assert Path(seen["stage"]).parent == root / "site"  # on the site's disk, not in a RAM-backed /tmp
     site = root / "site"
     assert "alpha-tool" in (site / "tools" / "alpha-tool" / "index.html").read_text()
     assert json.loads((site / "tools" / "beta-tool.json").read_text())["id"] == "beta-tool"

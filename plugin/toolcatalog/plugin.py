@@ -166,7 +166,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
     # Markdown is rendered to the end of the build (MkDocs renders every page's Markdown before it
     # builds the first one: 5,000 tool pages were in memory at once, and the index's table, a row
     # per tool, to the end): once every page's Markdown is rendered (`on_env`, ours last), each
-    # deferred page's HTML is made and kept on disk in a private folder (`sitefiles.Stage`), with
+    # deferred page's HTML is made and kept on disk in a private folder of the site (`sitefiles.Stage`), with
     # the outputs for agents, and the build is let go; each page reads its HTML back when MkDocs
     # builds it (`on_page_context`, before the search plugin reads it) and lets it go once written
     # (`on_post_page`). MkDocs' pages and the search plugin's text are then made in the memory the
@@ -176,11 +176,11 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
     @event_priority(-100)  # after every other plugin's: the pages' Markdown is rendered, none is built yet
     def on_env(self, env: Any, /, *, config: MkDocsConfig, files: Files) -> Any:
         if self.config.enabled and self.build is not None:
-            self._stage_and_let_go(files)
+            self._stage_and_let_go(files, Path(config.site_dir))
         return None
 
-    def _stage_and_let_go(self, files: Files) -> None:
-        build, stage = self.build, sitefiles.Stage()
+    def _stage_and_let_go(self, files: Files, site_dir: Path) -> None:
+        build, stage = self.build, sitefiles.Stage(site_dir)
         assert build is not None
         self._close_stage()
         self.stage = stage

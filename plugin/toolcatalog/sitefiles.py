@@ -133,14 +133,17 @@ def outputs_first(write: Callable[[Collection[str]], Pending], site_dir: Path, d
 
 
 class Stage:
-    """A private folder (mode 0700, a fresh name in the system's temporary folder) where the MkDocs
+    """A private folder (mode 0700, a fresh name made in `site_dir`: on the site's disk, never in a
+    RAM-backed /tmp, and removed by MkDocs' next clean if a build is killed) where the MkDocs
     plugin keeps what it made before MkDocs wants it, so that the catalog can be let go before
     MkDocs builds the first page: each generated page's HTML (`put_page`, read back once by
     `take_page`) and the outputs for agents (`outputs`, moved into the site by `publish`). Nothing
-    of it is read from the repository; `close` removes it."""
+    of it is read from the repository; `close` removes it (before any other plugin's
+    `on_post_build`, so no digest manifest or other plugin sees it)."""
 
-    def __init__(self) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="toolcatalog-"))
+    def __init__(self, site_dir: Path) -> None:
+        site_dir.mkdir(parents=True, exist_ok=True)
+        self.folder = Path(tempfile.mkdtemp(prefix="toolcatalog-stage-", dir=site_dir))
         self.outputs = self.folder / "outputs"
         self.pages: dict[str, Path] = {}  # page src_uri -> its HTML's file
 
