@@ -180,11 +180,11 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         return None
 
     def _stage_and_let_go(self, files: Files, site_dir: Path) -> None:
-        build, stage = self.build, sitefiles.Stage(site_dir)
+        build = self.build
         assert build is not None
         self._close_stage()
-        self.stage = stage
         try:
+            self.stage = stage = sitefiles.Stage(site_dir)
             for src_uri in self.deferred:
                 file = files.get_file_from_path(src_uri)
                 if file is not None and file.page is not None:
@@ -214,7 +214,10 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         if page.file.src_uri in self.generated:
             page.meta["title"] = page.title  # for this page's own render only: see on_page_markdown
             if page.file.src_uri in self.deferred:
-                staged = self.stage.take_page(page.file.src_uri) if self.stage is not None else None
+                try:
+                    staged = self.stage.take_page(page.file.src_uri) if self.stage is not None else None
+                except outputs.ExportError as exc:
+                    raise PluginError(report.plain(f"toolcatalog: {exc}")) from None
                 if staged is not None:
                     page.content = staged
                 elif self.build is not None:  # no on_env came (a host that has none): made now

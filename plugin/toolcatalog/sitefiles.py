@@ -132,6 +132,41 @@ def outputs_first(write: Callable[[Collection[str]], Pending], site_dir: Path, d
     return Early(write(in_docs), in_docs)
 
 
+STAGE_PREFIX = "toolcatalog-stage-"
+STAGE_MARK = ".toolcatalog-stage"  # in each stage: the id of the process whose stage it is
+
+
+def _stale(folder: str) -> bool:
+    """Whether `folder` is a stage (a real folder, not a link, with our mark) of a process that is
+    gone, or of this one (each build of a process closes its stage before it makes the next)."""
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return False
+        with open(os.path.join(folder, STAGE_MARK), "rb") as handle:
+            pid = int(handle.read(32).strip() or b"0")
+    except (OSError, ValueError):
+        return False
+    if pid <= 0 or pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def sweep_stale_stages(site_dir: Path) -> None:
+    """Remove the stages a killed build left in `site_dir` (MkDocs' clean removes them, but
+    `mkdocs build --dirty` does not clean: they would be published and listed in the digest
+    manifest). Never a link, nor a live build's stage."""
+    for name in sorted(os.listdir(site_dir)):
+        folder = os.path.join(site_dir, name)
+        if name.startswith(STAGE_PREFIX) and _stale(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 class Stage:
     """A private folder (mode 0700, a fresh name made in `site_dir`: on the site's disk, never in a
     RAM-backed /tmp, and removed by MkDocs' next clean if a build is killed) where the MkDocs
@@ -142,24 +177,39 @@ class Stage:
     `on_post_build`, so no digest manifest or other plugin sees it)."""
 
     def __init__(self, site_dir: Path) -> None:
-        site_dir.mkdir(parents=True, exist_ok=True)
-        self.folder = Path(tempfile.mkdtemp(prefix="toolcatalog-stage-", dir=site_dir))
+        """Raises ExportError (the folder cannot be made: a full disk, a site_dir that is a file)."""
+        try:
+            site_dir.mkdir(parents=True, exist_ok=True)
+            sweep_stale_stages(site_dir)
+            self.folder = Path(tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=site_dir))
+            self.folder.joinpath(STAGE_MARK).write_text(f"{os.getpid()}\n", encoding="ascii")
+        except OSError as exc:
+            raise ExportError(f"no staging folder can be made in {site_dir}: {exc.strerror or exc}") from None
         self.outputs = self.folder / "outputs"
         self.pages: dict[str, Path] = {}  # page src_uri -> its HTML's file
 
     def put_page(self, src_uri: str, html: str) -> None:
+        """Raises ExportError (a full disk)."""
         path = self.folder / f"page-{len(self.pages)}.html"
-        path.write_text(html, encoding="utf-8")
+        try:
+            path.write_text(html, encoding="utf-8")
+        except OSError as exc:
+            raise ExportError(f"the page of {src_uri} cannot be staged in {self.folder}: {exc.strerror or exc}") from None
         self.pages[src_uri] = path
 
     def take_page(self, src_uri: str) -> str | None:
+        """The page's HTML, once (None: not staged). Raises ExportError when the staged file is
+        gone (another build of the same site_dir cleaned it away meanwhile)."""
         path = self.pages.pop(src_uri, None)
         if path is None:
             return None
         try:
             return path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ExportError(f"the staged HTML of {src_uri} cannot be read back ({exc.strerror or exc}): "
+                              "did another build of the same site_dir clean it away?") from None
         finally:
-            path.unlink()
+            path.unlink(missing_ok=True)
 
     def close(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
