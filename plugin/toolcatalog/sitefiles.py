@@ -173,8 +173,10 @@ class Stage:
     plugin keeps what it made before MkDocs wants it, so that the catalog can be let go before
     MkDocs builds the first page: each generated page's HTML (`put_page`, read back once by
     `take_page`) and the outputs for agents (`outputs`, moved into the site by `publish`). Nothing
-    of it is read from the repository; `close` removes it (before any other plugin's
-    `on_post_build`, so no digest manifest or other plugin sees it)."""
+    of it is read from the repository; `close` removes it (in the plugin's `on_post_build`,
+    priority 100: before the digest manifest and every plugin of a lower priority; one of a higher
+    priority, or one that walks site_dir while the pages are built, sees it). The stage a killed
+    build left is removed by the next one (`sweep_stale_stages`)."""
 
     def __init__(self, site_dir: Path) -> None:
         """Raises ExportError (the folder cannot be made: a full disk, a site_dir that is a file)."""
