@@ -102,3 +102,15 @@ def test_a_stage_cleaned_away_mid_build_is_a_clear_error(tmp_path: Path) -> None
     assert result.returncode == 1
     assert "toolcatalog: the staged HTML of tools/" in result.stderr, result.stderr
     assert _stages(root / "site") == []
+
+
+def test_a_planted_stage_whose_mark_is_a_pipe_does_not_hang_the_build(tmp_path: Path) -> None:
+    """`--dirty` leaves what was planted in site_dir: a folder named like a stage whose mark is a
+    pipe (or a link to one) is not waited on."""
+    root = _project(tmp_path, "")
+    planted = root / "site" / "toolcatalog-stage-planted"
+    planted.mkdir(parents=True)
+    os.mkfifo(planted / ".toolcatalog-stage")
+    build(root, "--dirty", host="mkdocs")
+    assert (planted / ".toolcatalog-stage").exists()
+    assert (root / "site" / "catalog.json").is_file()

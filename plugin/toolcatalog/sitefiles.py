@@ -142,8 +142,13 @@ def _stale(folder: str) -> bool:
     try:
         if not stat.S_ISDIR(os.lstat(folder).st_mode):
             return False
-        with open(os.path.join(folder, STAGE_MARK), "rb") as handle:
-            pid = int(handle.read(32).strip() or b"0")
+        fd = os.open(os.path.join(folder, STAGE_MARK), _FLAGS)  # never through a link, never waits (a pipe)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return False
+            pid = int(os.read(fd, 32).strip() or b"0")
+        finally:
+            os.close(fd)
     except (OSError, ValueError):
         return False
     if pid <= 0 or pid == os.getpid():
