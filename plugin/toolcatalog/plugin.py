@@ -9,9 +9,12 @@ where MkDocs wants them:
   per tool plus the catalog index.
 - `on_nav`: the catalog section (`nav.catalog_nav`).
 - `on_page_markdown` / `on_page_content`: titles, and the HTML the renderer made.
-- `on_page_context` / `on_post_page`: the title as metadata while the page itself renders.
-- `on_post_build`: the outputs for agents, each written into the site as soon as it is final, first
-  of every plugin's (the build is let go then); the digest manifest last, of the site as it is.
+- `on_env` (last): each deferred page's HTML and the outputs for agents made into a private folder
+  (`sitefiles.Stage`), and the build let go, before MkDocs builds the first page.
+- `on_page_context` / `on_post_page`: the title as metadata while the page itself renders; a
+  deferred page's HTML read back, and let go once written.
+- `on_post_build`: the outputs for agents moved into the site, first of every plugin's (a docs
+  file MkDocs published replaces one); the digest manifest last, of the site as it is.
 - `on_serve`: watch the manifest folders.
 
 Problems in manifests are logged as warnings (so `mkdocs build --strict` fails);
@@ -69,6 +72,9 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         self.defer: bool | None = None  # whether it is (`_defer`), decided once per build
         self.claims = claims.Memo()  # each tool's claims, derived once per build for its pages and outputs
         self.early: sitefiles.Early | None = None  # the outputs written, until the digest manifest is (on_post_build)
+        self.generated: set[str] = set()  # every generated page's src_uri, kept when the build is let go (`self.pages` is not)
+        self.stage: sitefiles.Stage | None = None  # deferred pages' HTML and the outputs, made before the pages are built
+        self.pending: outputs.Pending | None = None  # the outputs in the stage, until on_post_build moves them into the site
         self.watched: frozenset[str] | None = None  # the catalog's folders, for on_serve once the build is let go
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
@@ -92,6 +98,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
     def on_files(self, files: Files, config: MkDocsConfig) -> Files | None:
         if not self.config.enabled or self.options is None or self.workspace is None:
             return None
+        _big_blocks_mapped()  # before the harvest: see there
         site = Site(url=config.site_url, name=config.site_name, description=config.site_description or "", repo_url=config.repo_url)
         user_pages = [f.src_uri for f in files.documentation_pages()]
         try:
@@ -120,6 +127,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
     def _add_pages(self, files: Files, config: MkDocsConfig, build: pipeline.Build) -> Files:
         """One generated page per tool, and the catalog index unless the docs have one."""
         self.pages, self.deferred, self.defer = {}, set(), None
+        self._close_stage()
         for tool in build.catalog.tools:
             # NOT_IN_NAV only silences MkDocs' "not in nav" notice: on_nav places these pages itself.
             files.append(File.generated(config, tool.page, content="", inclusion=InclusionLevel.NOT_IN_NAV))
@@ -128,6 +136,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         if files.get_file_from_path(index) is None:
             files.append(File.generated(config, index, content="", inclusion=InclusionLevel.NOT_IN_NAV))
             self.pages[index] = None
+        self.generated = set(self.pages)
         return files
 
     def on_nav(self, nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation | None:
@@ -153,22 +162,70 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             page.meta["hide"] = ["toc"]
         return ""
 
-    # A tool page's HTML is made when MkDocs builds that page (`on_page_context`, before the search
-    # plugin reads it) and let go once the page is written (`on_post_page`), instead of being made
-    # for every page first and held until the build ends: MkDocs renders every page's Markdown
-    # before it builds the first one, so 5,000 tool pages used to be in memory at once. Only where
-    # no other plugin's `on_page_content` comes after ours (one would see the page without its HTML).
+    # A generated page's HTML (a tool's, the index's) is not held by MkDocs from the moment its
+    # Markdown is rendered to the end of the build (MkDocs renders every page's Markdown before it
+    # builds the first one: 5,000 tool pages were in memory at once, and the index's table, a row
+    # per tool, to the end): once every page's Markdown is rendered (`on_env`, ours last), each
+    # deferred page's HTML is made and kept on disk in a private folder of the site (`sitefiles.Stage`), with
+    # the outputs for agents, and the build is let go; each page reads its HTML back when MkDocs
+    # builds it (`on_page_context`, before the search plugin reads it) and lets it go once written
+    # (`on_post_page`). MkDocs' pages and the search plugin's text are then made in the memory the
+    # catalog freed, not above it. Only where no other plugin's `on_page_content` comes after ours
+    # (one would see the page without its HTML).
+
+    @event_priority(-100)  # after every other plugin's: the pages' Markdown is rendered, none is built yet
+    def on_env(self, env: Any, /, *, config: MkDocsConfig, files: Files) -> Any:
+        if self.config.enabled and self.build is not None:
+            self._stage_and_let_go(files, Path(config.site_dir))
+        return None
+
+    def _stage_and_let_go(self, files: Files, site_dir: Path) -> None:
+        build = self.build
+        assert build is not None
+        self._close_stage()
+        try:
+            self.stage = stage = sitefiles.Stage(site_dir)
+            for src_uri in self.deferred:
+                file = files.get_file_from_path(src_uri)
+                if file is not None and file.page is not None:
+                    stage.put_page(src_uri, self._page_html(file.page))
+            with self.claims.active():
+                self.pending = build.write_outputs_first(stage.outputs)
+        except outputs.ExportError as exc:
+            self._close_stage()
+            raise PluginError(report.plain(f"toolcatalog: {exc}")) from None
+        except BaseException:
+            self._close_stage()
+            raise
+        finally:
+            del build
+            self._let_go()
+
+    def _close_stage(self) -> None:
+        stage, self.stage, self.pending = self.stage, None, None
+        if stage is not None:
+            stage.close()
+
+    def on_build_error(self, *, error: Exception) -> None:
+        self._close_stage()
 
     @event_priority(100)  # first: the search plugins index `page.content` in this event
     def on_page_context(self, context: TemplateContext, /, *, page: Page, config: MkDocsConfig, nav: Navigation) -> TemplateContext | None:
-        if page.file.src_uri in self.pages:
+        if page.file.src_uri in self.generated:
             page.meta["title"] = page.title  # for this page's own render only: see on_page_markdown
             if page.file.src_uri in self.deferred:
-                page.content = self._page_html(page)
+                try:
+                    staged = self.stage.take_page(page.file.src_uri) if self.stage is not None else None
+                except outputs.ExportError as exc:
+                    raise PluginError(report.plain(f"toolcatalog: {exc}")) from None
+                if staged is not None:
+                    page.content = staged
+                elif self.build is not None:  # no on_env came (a host that has none): made now
+                    page.content = self._page_html(page)
         return None
 
     def on_post_page(self, output: str, /, *, page: Page, config: MkDocsConfig) -> str | None:
-        if page.file.src_uri in self.pages:
+        if page.file.src_uri in self.generated:
             page.meta.pop("title", None)
             if page.file.src_uri in self.deferred:
                 page.content = ""  # written: nothing reads it again
@@ -179,13 +236,10 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         if page.file.src_uri not in self.pages or self.build is None or self.renderer is None:
             return None
         tool = self.pages[page.file.src_uri]
-        if tool is None:
-            page.toc = get_toc(cast(Any, index_toc(self.build.catalog)))
-        else:
-            page.toc = get_toc(cast(Any, tool_toc(tool)))
-            if self._defer(config):
-                self.deferred.add(page.file.src_uri)
-                return ""
+        page.toc = get_toc(cast(Any, index_toc(self.build.catalog) if tool is None else tool_toc(tool)))
+        if self._defer(config):  # the index too: its table is a row per tool (10 MB at 5,000 tools)
+            self.deferred.add(page.file.src_uri)
+            return ""
         return self._page_html(page)
 
     def _page_html(self, page: Page) -> str:
@@ -209,16 +263,28 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             self.defer = bool(mine) and mine[-1] == len(hooks) - 1
         return self.defer
 
-    # The outputs for agents are written first of every plugin's `on_post_build` (priority 100) and
-    # the catalog let go at once, so that the search plugin's index (its `on_post_build`, MkDocs'
-    # build's peak) is made without it; the digest manifest is made last (priority -100), of every
-    # file of the site as it then is, ours read again: one another plugin rewrote in between is
-    # listed as it is on disk, and named in a warning.
+    # The outputs for agents are made at `on_env` into the stage (the catalog is let go there) and
+    # moved into the site first of every plugin's `on_post_build` (priority 100), where a docs file
+    # MkDocs published replaces one as before; without a stage (no `on_env` came) they are written
+    # there from the catalog, which is let go then, so that the search plugin's index (its
+    # `on_post_build`, MkDocs' build's peak) is made without it. The digest manifest is made last
+    # (priority -100), of every file of the site as it then is, ours read again: one another
+    # plugin rewrote in between is listed as it is on disk, and named in a warning.
 
     @event_priority(100)
     def _write_outputs(self, config: MkDocsConfig) -> None:
         self.early = None
-        if not self.config.enabled or self.build is None:
+        if not self.config.enabled:
+            return
+        if self.stage is not None and self.pending is not None:  # made at on_env
+            try:
+                self.early = sitefiles.publish(self.pending, self.stage.outputs, Path(config.site_dir), Path(config.docs_dir))
+            except outputs.ExportError as exc:
+                raise PluginError(report.plain(f"toolcatalog: {exc}")) from None
+            finally:
+                self._close_stage()
+            return
+        if self.build is None:
             return
         build = self.build
         try:
@@ -235,7 +301,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         """Everything of the build the site no longer needs: only the folders `on_serve` watches stay."""
         if self.build is not None and self.workspace is not None:
             self.watched = catalog_nav.catalog_folders(self.workspace, self.build.catalog)
-        self.build, self.renderer, self.pages, self.deferred, self.shared_ids = None, None, {}, set(), set()
+        self.build, self.renderer, self.pages, self.shared_ids = None, None, {}, set()  # `deferred` and `generated` stay
         self.claims = claims.Memo()  # let the records go with the build
         gc.collect()  # the model's objects hold cycles: free them now, before the search index is made
         _give_back()
@@ -263,17 +329,42 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         return server
 
 
+def _libc_function(name: str) -> Any | None:
+    """A function of the C library this process runs on (None: not there, e.g. no glibc)."""
+    try:
+        return getattr(ctypes.CDLL(None), name)
+    except (OSError, AttributeError):
+        return None
+
+
 def _give_back() -> None:
     """Return the memory the build let go to the system (glibc's `malloc_trim`), so that the search
     plugin's index, MkDocs' largest allocation, is made in it rather than above it. Elsewhere, or
     without glibc, nothing."""
-    try:
-        libc = ctypes.CDLL(None)
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):
+    trim = _libc_function("malloc_trim")
+    if trim is None:
         return
     trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
     trim(0)
+
+
+M_MMAP_THRESHOLD = -3  # glibc's <malloc.h>
+BIG_BLOCK = 256 * 1024  # bytes
+
+
+def _big_blocks_mapped() -> None:
+    """Every allocation of `BIG_BLOCK` bytes or more mapped on its own, and so given back to the
+    system as soon as it is freed (glibc's `mallopt(M_MMAP_THRESHOLD)`). By default glibc raises
+    that threshold to the size of each large block freed, up to 32 MB: a build's large transient
+    texts (a 5,000-tool index page, the search plugin's JSON chunks) then come from the heap, and
+    the heap keeps what they freed. The search plugin joins its index from a list of ~4 MB chunks
+    and then encodes the joined text: with the chunks' memory kept, the index cost three times
+    its size at the build's peak instead of twice. Elsewhere, or without glibc, nothing."""
+    mallopt = _libc_function("mallopt")
+    if mallopt is None:
+        return
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    mallopt(M_MMAP_THRESHOLD, BIG_BLOCK)
 
 
 def _log_published(published: sitefiles.Published) -> None:

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import stat
-from dataclasses import dataclass
+import tempfile
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Collection, Container, Iterator, Mapping
 
-from .outputs import Finished, Pending, Written, finish_site
+from .files import write_pieces_atomic
+from .outputs import ExportError, Finished, Pending, Written, finish_site
 from .outputs.published import FileDigest, of_bytes
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
@@ -129,6 +132,123 @@ def outputs_first(write: Callable[[Collection[str]], Pending], site_dir: Path, d
     return Early(write(in_docs), in_docs)
 
 
+STAGE_PREFIX = "toolcatalog-stage-"
+STAGE_MARK = ".toolcatalog-stage"  # in each stage: the id of the process whose stage it is
+
+
+def _stale(folder: str) -> bool:
+    """Whether `folder` is a stage (a real folder, not a link, with our mark) of a process that is
+    gone, or of this one (each build of a process closes its stage before it makes the next)."""
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return False
+        fd = os.open(os.path.join(folder, STAGE_MARK), _FLAGS)  # never through a link, never waits (a pipe)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return False
+            pid = int(os.read(fd, 32).strip() or b"0")
+        finally:
+            os.close(fd)
+    except (OSError, ValueError):
+        return False
+    if pid <= 0 or pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def sweep_stale_stages(site_dir: Path) -> None:
+    """Remove the stages a killed build left in `site_dir` (MkDocs' clean removes them, but
+    `mkdocs build --dirty` does not clean: they would be published and listed in the digest
+    manifest). Never a link, nor a live build's stage."""
+    for name in sorted(os.listdir(site_dir)):
+        folder = os.path.join(site_dir, name)
+        if name.startswith(STAGE_PREFIX) and _stale(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+class Stage:
+    """A private folder (mode 0700, a fresh name made in `site_dir`: on the site's disk, never in a
+    RAM-backed /tmp, and removed by MkDocs' next clean if a build is killed) where the MkDocs
+    plugin keeps what it made before MkDocs wants it, so that the catalog can be let go before
+    MkDocs builds the first page: each generated page's HTML (`put_page`, read back once by
+    `take_page`) and the outputs for agents (`outputs`, moved into the site by `publish`). Nothing
+    of it is read from the repository; `close` removes it (in the plugin's `on_post_build`,
+    priority 100: before the digest manifest and every plugin of a lower priority; one of a higher
+    priority, or one that walks site_dir while the pages are built, sees it). The stage a killed
+    build left is removed by the next one (`sweep_stale_stages`)."""
+
+    def __init__(self, site_dir: Path) -> None:
+        """Raises ExportError (the folder cannot be made: a full disk, a site_dir that is a file)."""
+        try:
+            site_dir.mkdir(parents=True, exist_ok=True)
+            sweep_stale_stages(site_dir)
+            self.folder = Path(tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=site_dir))
+            self.folder.joinpath(STAGE_MARK).write_text(f"{os.getpid()}\n", encoding="ascii")
+        except OSError as exc:
+            raise ExportError(f"no staging folder can be made in {site_dir}: {exc.strerror or exc}") from None
+        self.outputs = self.folder / "outputs"
+        self.pages: dict[str, Path] = {}  # page src_uri -> its HTML's file
+
+    def put_page(self, src_uri: str, html: str) -> None:
+        """Raises ExportError (a full disk)."""
+        path = self.folder / f"page-{len(self.pages)}.html"
+        try:
+            path.write_text(html, encoding="utf-8")
+        except OSError as exc:
+            raise ExportError(f"the page of {src_uri} cannot be staged in {self.folder}: {exc.strerror or exc}") from None
+        self.pages[src_uri] = path
+
+    def take_page(self, src_uri: str) -> str | None:
+        """The page's HTML, once (None: not staged). Raises ExportError when the staged file is
+        gone (another build of the same site_dir cleaned it away meanwhile)."""
+        path = self.pages.pop(src_uri, None)
+        if path is None:
+            return None
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ExportError(f"the staged HTML of {src_uri} cannot be read back ({exc.strerror or exc}): "
+                              "did another build of the same site_dir clean it away?") from None
+        finally:
+            path.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self.pages = {}
+
+
+def _chunks(path: Path) -> Iterator[str]:
+    with open(path, encoding="utf-8", newline="") as handle:
+        while piece := handle.read(1 << 16):
+            yield piece
+
+
+def publish(pending: Pending, staged: Path, site_dir: Path, docs_dir: Path) -> Early:
+    """The outputs `write_site_first` wrote under `staged` (with nothing overridden), each moved
+    into `site_dir` as `outputs_first` would have written it there now: one a docs file MkDocs
+    published replaces (`InDocs`) is left out, the others are written through the same link-safe
+    writer, byte for byte what was staged. Raises ExportError."""
+    in_docs = InDocs(docs_dir, InSite(site_dir))
+    written: dict[str, FileDigest] = {}
+    for path in pending.written:
+        if path in in_docs:
+            continue
+        try:
+            size, sha256 = write_pieces_atomic(site_dir.joinpath(*path.split("/")), _chunks(staged.joinpath(*path.split("/"))),
+                                               inside=site_dir)
+        except OSError as exc:
+            raise ExportError(f"{path} cannot be written into the site: {exc.strerror or exc}") from None
+        written[path] = FileDigest(size, sha256)
+    catalog_digest = pending.catalog_digest if pending.catalog is not None and pending.catalog in written else None
+    return Early(replace(pending, written=written, catalog_digest=catalog_digest, overridden=in_docs), in_docs)
+
+
 def outputs_last(early: Early, site_dir: Path) -> tuple[Published, Finished]:
     """The digest manifest of every file in `site_dir` as it is now, ours re-read too (one another
     plugin rewrote after ours is listed as it is: `Finished.changed`)."""
@@ -138,4 +258,5 @@ def outputs_last(early: Early, site_dir: Path) -> tuple[Published, Finished]:
     return Published(done.paths, list(early.in_docs), skipped, done.catalog_digest, done.site_digest), finished
 
 
-__all__ = ["Early", "FileDigest", "InDocs", "InSite", "Published", "of_bytes", "outputs_first", "outputs_for_site", "outputs_last", "site_files"]
+__all__ = ["Early", "FileDigest", "InDocs", "InSite", "Published", "Stage", "of_bytes", "outputs_first", "outputs_for_site", "outputs_last",
+           "publish", "site_files"]
