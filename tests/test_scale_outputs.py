@@ -136,12 +136,13 @@ def _bundled_patterns() -> list[str]:
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_the_bundled_patterns_match_no_more_in_rust_than_in_python(pattern: str, data: st.DataObject) -> None:
-    import re
-
+    # Held to the slow path's own matcher (`jsonschemas.search`, the `regex` package), not to `re`:
+    # `re` takes U+001C-U+001F for whitespace (str.isspace), so `\S` fails on "P\x1f" where
+    # ECMA-262, jsonschema-rs and `regex` all match it.
     text = data.draw(st.one_of(st.from_regex(pattern), st.text(max_size=20), st.from_regex(pattern).map(lambda t: t + "\n")))
     fast = jsonschemas.jsonschema_rs.validator_for({"$schema": "https://json-schema.org/draft/2020-12/schema", "pattern": pattern})
     if fast.is_valid(text):
-        assert re.search(pattern, text)
+        assert jsonschemas.search(pattern, text) is True
 
 
 # -- RFC 8785 ------------------------------------------------------------------------------------------
@@ -202,3 +203,13 @@ def test_spliced_files_are_the_bytes_dumps_writes_for_any_json(entries: list[dic
     assert catalog_json.dumps_catalog(document, texts) == catalog_json.dumps(document)
     for entry, text in zip(entries, texts):
         assert catalog_json.dumps_tool_file("s", entry, text) == catalog_json.dumps({"$schema": "s", **entry})
+
+
+def test_the_slow_path_matches_whitespace_as_the_fast_one_does() -> None:
+    # What hypothesis found: "P\x1f" against the AIP-30 duration pattern.
+    pattern = r"^P(?:T)?\S+$"
+    fast = jsonschemas.jsonschema_rs.validator_for({"$schema": "https://json-schema.org/draft/2020-12/schema", "pattern": pattern})
+    for text in ("P\x1f", "PT\x1c", "P1D"):
+        assert fast.is_valid(text) and jsonschemas.search(pattern, text) is True
+    for text in ("P ", "P\t", "P\u00a0"):
+        assert not fast.is_valid(text) and jsonschemas.search(pattern, text) is False
