@@ -15,6 +15,20 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
+
+def _signals_as_from_a_terminal() -> None:
+    """SIGINT and SIGQUIT not ignored, before any test module is imported (some start processes at
+    import): a shell ignores both for a command it starts in the background (`&`), every process
+    inherits that, and the tests of what Ctrl-C does would wait for a build that never hears it.
+    Here they are what a terminal's Ctrl-C and Ctrl-\\ meet."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # started processes get SIG_DFL
+    if signal.getsignal(signal.SIGQUIT) is signal.SIG_IGN:
+        signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
+_signals_as_from_a_terminal()
+
 from manifests import speccify_text
 from once import begin, run_folder, shared
 from sitebuild import REPO, build, environment
@@ -52,11 +66,7 @@ def processes_start_like_the_suite(tmp_path_factory: pytest.TempPathFactory) -> 
       written beside the sources), they go to one folder in the run's temporary root
       (`PYTHONPYCACHEPREFIX`) instead of being compiled again by every process. Runs of tools are
       unaffected: the product sets `PYTHONDONTWRITEBYTECODE=1` for them (`process.scrubbed_env`).
-    - SIGINT is not ignored: a shell ignores it for a command it starts in the background (`&`),
-      every process inherits that, and the tests of what Ctrl-C does would wait for a build that
-      never hears it. Here it is what a terminal's Ctrl-C meets."""
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # started processes get SIG_DFL
+    - SIGINT and SIGQUIT are not ignored (`_signals_as_from_a_terminal`, at this module's import)."""
     changes: dict[str, str | None] = {
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
     }

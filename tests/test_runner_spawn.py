@@ -147,3 +147,25 @@ def test_a_spawned_run_and_its_group_die_when_the_build_is_killed(tmp_path: Path
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+def test_signals_the_build_was_started_ignoring_reach_no_spawned_run(tmp_path: Path) -> None:
+    """A build started from a shell's background job (SIGINT and SIGQUIT ignored) or under nohup
+    (SIGHUP): a disposition of SIG_IGN survives exec, and a run must not depend on how the build
+    was started."""
+    code = textwrap.dedent(f"""
+        import signal, sys
+        sys.path.insert(0, {str(Path(process.__file__).parent.parent)!r})
+        for number in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGUSR1):
+            signal.signal(number, signal.SIG_IGN)
+        from pathlib import Path
+        from toolcatalog import spawner
+        from toolcatalog.process import run_process, scrubbed_env
+        assert spawner.available()
+        result = run_process(["/bin/grep", "-E", "^SigIgn", "/proc/self/status"], cwd=Path({str(tmp_path)!r}), stdin=None,
+                             timeout_s=10, env=scrubbed_env(), helper=True)
+        sys.stdout.write(result.stdout.decode())
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "SigIgn:\t0000000000000000\n"  # the old spawner's run: 0x207 (SIGINT, SIGQUIT, SIGHUP, SIGUSR1)

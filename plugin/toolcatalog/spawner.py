@@ -59,6 +59,9 @@ def end(_number=0, _frame=None):
     if not starting:  # else the start under way ends it once the new process is recorded
         os._exit(137)
 
+for number in signal.valid_signals():  # a disposition of SIG_IGN survives exec: what the build was started with
+    if number not in (signal.SIGKILL, signal.SIGSTOP) and signal.getsignal(number) is signal.SIG_IGN:
+        signal.signal(number, signal.SIG_DFL)  # (a shell's `&` ignores SIGINT and SIGQUIT, nohup SIGHUP) reaches no run
 signal.signal(signal.SIGTERM, end)
 signal.pthread_sigmask(signal.SIG_SETMASK, [])  # runs start with no signal blocked, whatever the thread that started this had
 ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)
