@@ -30,7 +30,7 @@ from typing import Any, Iterator, Mapping
 
 import yaml
 
-from manifests import write, workspace_all_formats  # noqa: F401 (also imported from here by tests)
+from manifests import speccify_text, write, workspace_all_formats  # noqa: F401 (also imported from here by tests)
 from toolcatalog.conformance import engine
 from toolcatalog.harvest import harvest
 from toolcatalog.model import Catalog, Tool
@@ -65,6 +65,15 @@ def mkdocs_project(root: Path, plugin: dict[str, Any] | None = None, theme: Any 
     if not (root / "docs" / "index.md").exists():
         write(root / "docs" / "index.md", "# Home\n\nWelcome.\n")
     return root
+
+
+def hooked_project(root: Path, hook: str) -> Path:
+    """Two speccify tools and a site with the search plugin, the plugin (no runs, no cache) and
+    `hook` as its hooks file: for tests that look at the build from inside MkDocs' events."""
+    for name in ("alpha-tool", "beta-tool"):
+        write(root / ".agent" / "tools" / name / "TOOL.md", speccify_text(name))
+    write(root / "hook.py", hook)
+    return mkdocs_project(root, hooks=["hook.py"], plugins=["search", {"toolcatalog": {"run_examples": False, "cache": False}}])
 
 
 def catalog(root: Path, name: str = "catalog.json") -> dict[str, Any]:

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sitebuild import build, mkdocs_project, write
-from manifests import speccify_text
+from sitebuild import build, hooked_project
 
 PAGES_HOOK = '''
 import json
@@ -122,17 +121,10 @@ def on_page_context(context, page, config, nav):
 '''
 
 
-def _project(root: Path, hook: str) -> Path:
-    for name in ("alpha-tool", "beta-tool"):
-        write(root / ".agent" / "tools" / name / "TOOL.md", speccify_text(name))
-    write(root / "hook.py", hook)
-    return mkdocs_project(root, hooks=["hook.py"], plugins=["search", {"toolcatalog": {"run_examples": False, "cache": False}}])
-
-
 def test_no_generated_page_keeps_its_html_once_written(tmp_path: Path) -> None:
     """Every generated page, the index (a row per tool) included, lets its HTML and headings go
     once written, and none has Markdown source to keep."""
-    root = _project(tmp_path, PAGES_HOOK)
+    root = hooked_project(tmp_path, PAGES_HOOK)
     build(root)
     held = json.loads((root / "held.json").read_text())
     assert "tools/index.md" in held and "tools/alpha-tool.md" in held, held
@@ -147,7 +139,7 @@ def test_the_catalog_is_let_go_before_the_first_page_is_built(tmp_path: Path) ->
     """Every generated page's HTML and the outputs are made once the pages' Markdown is rendered
     (on_env) and kept in a private folder, and the catalog let go, before MkDocs builds a page;
     the folder is gone after the build, and the site has every page and output."""
-    root = _project(tmp_path, LET_GO_HOOK)
+    root = hooked_project(tmp_path, LET_GO_HOOK)
     build(root)
     seen = json.loads((root / "let-go.json").read_text())
     assert seen["alive"] == {"catalog": False, "tool": False}, seen
@@ -161,7 +153,7 @@ def test_the_catalog_is_let_go_before_the_first_page_is_built(tmp_path: Path) ->
 
 
 def test_a_failed_build_leaves_no_stage_behind(tmp_path: Path) -> None:
-    root = _project(tmp_path, FAILING_HOOK)
+    root = hooked_project(tmp_path, FAILING_HOOK)
     with pytest.raises(RuntimeError, match="a page cannot be built"):
         build(root, check=False)
     stage = (root / "stage.txt").read_text()
@@ -179,7 +171,7 @@ def _glibc_mallinfo2() -> bool:
 def test_large_blocks_are_mapped_on_their_own_after_the_build_is_let_go(tmp_path: Path) -> None:
     """Where the search plugin builds its index, a large block is mapped on its own and so given
     back when freed, however large a block freed before was (glibc's dynamic threshold is off)."""
-    root = _project(tmp_path, MALLOC_HOOK)
+    root = hooked_project(tmp_path, MALLOC_HOOK)
     # In a process of its own: glibc serves a request from a free heap block large enough before it
     # looks at the threshold, and a test worker that ran hundreds of builds has such blocks.
     build(root, host="mkdocs")

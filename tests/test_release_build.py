@@ -11,8 +11,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from sitebuild import build, mkdocs_project, write
-from manifests import speccify_text
+from sitebuild import build, hooked_project
 
 HOOK = '''
 import gc, json, weakref
@@ -50,15 +49,8 @@ def on_post_build(config):
 '''
 
 
-def _project(root: Path, hook: str) -> Path:
-    for name in ("alpha-tool", "beta-tool"):
-        write(root / ".agent" / "tools" / name / "TOOL.md", speccify_text(name))
-    write(root / "hook.py", hook)
-    return mkdocs_project(root, hooks=["hook.py"], plugins=["search", {"toolcatalog": {"run_examples": False, "cache": False}}])
-
-
 def test_the_catalog_is_let_go_before_other_plugins_post_build(tmp_path: Path) -> None:
-    root = _project(tmp_path, HOOK)
+    root = hooked_project(tmp_path, HOOK)
     result = build(root)
     seen = json.loads((root / "seen.json").read_text())
     assert seen["build"] is False and seen["catalog"] is False and seen["tool"] is False, seen
@@ -76,7 +68,7 @@ def test_the_catalog_is_let_go_before_other_plugins_post_build(tmp_path: Path) -
 
 
 def test_an_output_another_plugin_rewrites_later_is_listed_as_it_is(tmp_path: Path) -> None:
-    root = _project(tmp_path, REWRITE)
+    root = hooked_project(tmp_path, REWRITE)
     result = build(root)
     site = root / "site"
     assert (site / "llms.txt").read_text() == "another plugin's llms.txt\n"
