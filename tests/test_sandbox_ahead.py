@@ -44,15 +44,47 @@ def _tool(ws: Path) -> Path:
 
 
 def _waiting_gates(ws: Path) -> list[tuple[int, str]]:
-    return [(pid, line) for pid, line in processes_under(ws) if "read -r _" in line]
+    """The gate shells themselves (not the tracer or bubblewrap, whose command lines hold the
+    gate's script too): the chain is set up up to the gate."""
+    return [(pid, line) for pid, line in processes_under(ws) if line.startswith(f"{limits.shell()} -c read -r _")]
 
 
 def _until_gate(ws: Path) -> list[tuple[int, str]]:
-    """The gate shells waiting for `ws`'s runs, once the chain reached them (bounded: 20 s)."""
-    deadline = time.monotonic() + 20
+    """The gate shells waiting for `ws`'s runs, once the chain reached them. Bounded by a backstop
+    far above what setting up a chain takes on any machine (it is not a measure of speed): a
+    loaded CI runner once took longer than the 20 s this waited before."""
+    deadline = time.monotonic() + 120
     while not _waiting_gates(ws) and time.monotonic() < deadline:
         time.sleep(0.02)
     return _waiting_gates(ws)
+
+
+def _chains(ctx: job.Context) -> str:
+    """What the runs started ahead are doing: for a failure's message (each chain's processes,
+    their state and the kernel function they sleep in)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except (OSError, ValueError):
+            continue
+        children.setdefault(int(stat[stat.rindex(")") + 2:].split()[1]), []).append(int(entry.name))
+    lines = []
+    for items in ctx._ahead.values():
+        todo = [begun.proc.pid for _, begun in items]
+        while todo:
+            pid = todo.pop()
+            todo += children.get(pid, [])
+            try:
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                wchan = Path(f"/proc/{pid}/wchan").read_text()
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:120].decode("utf-8", "replace")
+            except OSError as exc:
+                state, wchan, cmd = "gone", "", str(exc)
+            lines.append(f"{pid} {state} {wchan} {cmd}")
+    return "\n".join(lines) or "nothing started ahead"
 
 
 @needs_gate
@@ -63,7 +95,7 @@ def test_a_run_started_ahead_waits_behind_its_gate_and_gets_exactly_its_input(tm
     argv = [sys.executable, str(folder / f"{PLATFORM}.py")]
     ctx.start_ahead(job.Start.of(argv, folder, ctx.env, False))
     gates = _until_gate(ws)
-    assert gates, processes_under(ws)
+    assert gates, _chains(ctx)
     # Set up and waiting: the tool's own program has not started (only the chain and the gate exist).
     assert not [line for _, line in processes_under(ws) if line.startswith(sys.executable)], processes_under(ws)
     given = b'{"x": 1}\nsecond line\n'
@@ -83,7 +115,7 @@ def test_a_gate_that_is_never_opened_never_starts_the_tool(tmp_path: Path) -> No
     argv = [sys.executable, str(folder / f"{PLATFORM}.py")]
     start = job.Start.of(argv, folder, ctx.env, False)
     ctx.start_ahead(start)
-    assert _until_gate(ws)
+    assert _until_gate(ws), _chains(ctx)
     launch, begun = ctx._ahead[start][0]
     with launch:
         # What the chain sees when the build is gone: its stdin at end of file, no gate line.
@@ -102,7 +134,7 @@ def test_runs_started_ahead_and_never_taken_are_ended_with_their_folders(tmp_pat
     argv = [sys.executable, str(folder / f"{PLATFORM}.py")]
     for _ in range(2):
         ctx.start_ahead(job.Start.of(argv, folder, ctx.env, False))
-    assert len(_until_gate(ws)) >= 1
+    assert len(_until_gate(ws)) >= 1, _chains(ctx)
     roots = [launch.root for items in ctx._ahead.values() for launch, _ in items]
     assert len(roots) == 2 and all(r.is_dir() for r in roots)
     ctx.drop_ahead()
@@ -173,13 +205,13 @@ def test_the_next_start_ahead_overlaps_the_run_that_was_started_ahead(tmp_path: 
     ctx = _context(ws)
     argv = [sys.executable, str(folder / f"{PLATFORM}.py")]
     ctx.start_ahead(job.Start.of(argv, folder, ctx.env, False))
-    assert _until_gate(ws)
+    assert _until_gate(ws), _chains(ctx)
     seen: list[list[str]] = []
 
     def work() -> None:
         # The gate is open: the tool starts, writes more than a pipe holds and, as nobody reads
-        # yet, stays blocked on its output while this runs (bounded: 20 s).
-        deadline = time.monotonic() + 20
+        # yet, stays blocked on its output while this runs (a backstop, as in `_until_gate`).
+        deadline = time.monotonic() + 120
         tool: list[str] = []
         while not tool and time.monotonic() < deadline:
             tool = [line for _, line in processes_under(ws) if line.startswith(sys.executable)]
