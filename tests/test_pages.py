@@ -32,13 +32,21 @@ pytest.importorskip("playwright.sync_api")
 CORPUS = teamcorpus.available()
 needs_corpus = pytest.mark.skipif(not CORPUS, reason="the shared corpus is not beside the checkout")
 
-# (theme, colour scheme, viewport width). The dark scheme changes colours, never widths: it is
-# checked at the desktop width only (its phone layout is the light scheme's).
+# (theme, colour scheme, viewport width). The dark scheme changes colours, never widths
+# (toolcatalog.css takes its colours from Material's palette variables and has no rule of its own
+# for a scheme): it is checked at the desktop width, by the tests that look at colours (the index's
+# contrast, the failed example's marks), not by every test (its layout is the light scheme's).
 VARIANTS = [
     ("material", "light", 1280), ("material", "dark", 1280), ("material", "light", 390),
     ("mkdocs", "light", 1280), ("mkdocs", "light", 390),
 ]
+LAYOUTS = [v for v in VARIANTS if v[1] == "light"]
 NARROW = 390
+
+
+def variants(*keep: tuple[str, str, int]) -> pytest.MarkDecorator:
+    """A test's own variants, instead of every light one."""
+    return pytest.mark.parametrize("view", list(keep), indirect=True, ids=lambda v: f"{v[0]}-{v[1]}-{v[2]}")
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +109,7 @@ def _new_page(browser: Any, team: dict[str, Any], theme: str, scheme: str, width
     return page
 
 
-@pytest.fixture(params=VARIANTS, ids=lambda v: f"{v[0]}-{v[1]}-{v[2]}")
+@pytest.fixture(params=LAYOUTS, ids=lambda v: f"{v[0]}-{v[1]}-{v[2]}")
 def view(request: pytest.FixtureRequest, browser: Any, team: dict[str, Any], pages: dict[tuple[str, str, int], Any]) -> Iterator[Any]:
     """A page in one theme, colour scheme and width, with `.base` (the site's URL) and `.theme`:
     the variant's page, blank, with nothing a test before stored (the site's local and session
@@ -177,9 +185,24 @@ ROWS = """() => [...document.querySelectorAll('table.tc-catalog tbody tr')].map(
 })"""
 
 
+CONTRAST = """() => {
+  const rgb = c => c.match(/[\\d.]+/g).map(Number);
+  const lum = c => { const [r, g, b] = rgb(c).slice(0, 3).map(v => { v /= 255; return v <= .03928 ? v / 12.92 : ((v + .055) / 1.055) ** 2.4; });
+    return .2126 * r + .7152 * g + .0722 * b; };
+  const text = document.querySelector('table.tc-catalog .tc-reason');
+  let back = text;
+  while (back && (getComputedStyle(back).backgroundColor === 'rgba(0, 0, 0, 0)' || rgb(getComputedStyle(back).backgroundColor)[3] === 0)) back = back.parentElement;
+  const [a, b] = [lum(getComputedStyle(text).color), lum(getComputedStyle(back || document.documentElement).backgroundColor)];
+  return (Math.max(a, b) + .05) / (Math.min(a, b) + .05);
+}"""
+
+
+@variants(*VARIANTS)
 def test_index_rows_fit_say_why_and_read_in_order(view: Any, catalog: dict[str, Any]) -> None:
     visit(view, "tools/")
     assert_fits(view)
+    # The reasons are readable in either scheme: their colour follows the scheme's background.
+    assert view.evaluate(CONTRAST) >= 4.5
     rows = view.evaluate(ROWS)
     assert len(rows) == len(catalog["tools"])
     # A reason beside every verdict, whatever the status.
@@ -241,6 +264,8 @@ def test_catalog_problems_are_grouped_and_collapsible(view: Any) -> None:
     assert_fits(view)  # opened, its long paths still fit
 
 
+# At the desktop width only: on a phone Material hides its sidebars whatever the page holds.
+@variants(*(v for v in LAYOUTS if v[2] != NARROW))
 def test_plain_theme_index_has_no_empty_sidebar(view: Any) -> None:
     visit(view, "tools/")
     if view.theme == "mkdocs":
@@ -253,6 +278,7 @@ def test_plain_theme_index_has_no_empty_sidebar(view: Any) -> None:
 # -- tool pages ---------------------------------------------------------------------------------
 
 
+@variants(*VARIANTS)
 def test_a_failed_example_shows_expected_and_actual_side_by_side(view: Any, catalog: dict[str, Any]) -> None:
     visit(view, tool_url(catalog, id="json-sum"))
     assert_fits(view)
@@ -381,7 +407,7 @@ def chrome_samples(site: Path, catalog: dict[str, Any]) -> list[str]:
 
 
 # In each theme's light scheme only: the dark one changes colours, never widths.
-@pytest.mark.parametrize("view", [v for v in VARIANTS if v[2] == NARROW and v[1] == "light"], indirect=True, ids=lambda v: f"{v[0]}-{v[1]}-{v[2]}")
+@variants(*(v for v in LAYOUTS if v[2] == NARROW))
 def test_every_tool_page_fits_a_phone(view: Any, team: dict[str, Any], catalog: dict[str, Any]) -> None:
     """Every tool page's content, laid out at once in one page (`every_tool_page`): a visit per
     page cost ≈0.4 s of CPU, 118 times. The theme's own header and footer around that content
@@ -429,16 +455,17 @@ def test_generated_text_reaches_pages_nav_search_and_log_without_markdown(team: 
 def test_an_empty_catalog_says_where_it_looked(tmp_path: Path, browser: Any) -> None:
     write(tmp_path / "docs" / "index.md", "# Home\n")
     write(tmp_path / "tools" / "README.md", "Our tools will live here.\n")
-    for theme in THEMES:
+    for n, theme in enumerate(THEMES):
         result = build(tmp_path, "-f", site_config(tmp_path, theme))
         assert "no tool manifest found: searched . for **/.agent/tools/*/TOOL.md (speccify tools)" in result.stderr
-        # It is a warning: `mkdocs build --strict` stops on it.
-        assert build(tmp_path, "-f", f"mkdocs-{theme}.yml", "--strict", check=False).returncode == 1
+        if n == 0:  # It is a warning: `mkdocs build --strict` stops on it (in any theme: once).
+            assert build(tmp_path, "-f", f"mkdocs-{theme}.yml", "--strict", check=False).returncode == 1
         url, server = serve(tmp_path / f"site-{theme}")
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
         try:
+            page = context.new_page()
             for width in (1280, NARROW):
-                context = browser.new_context(viewport={"width": width, "height": 900})
-                page = context.new_page()
+                page.set_viewport_size({"width": width, "height": 900})
                 page.goto(url + "tools/")
                 text = page.locator(".tc-nothing-found").inner_text()
                 assert text.startswith("No tool manifest was found. The catalog searched . (the folder holding the site's configuration) for:")
@@ -447,8 +474,8 @@ def test_an_empty_catalog_says_where_it_looked(tmp_path: Path, browser: Any) -> 
                 assert "site-" in text  # the site folder, never searched
                 assert page.locator("form.tc-filters").count() == 0 and page.locator("[data-tc-empty]").count() == 0
                 assert_fits(page)
-                context.close()
         finally:
+            context.close()
             server.shutdown()
     # The command line says the same.
     result = toolcatalog("validate", str(tmp_path))
@@ -468,24 +495,32 @@ COLUMNS = """() => { const t = document.querySelector('table.tc-catalog');
     const r = th.getBoundingClientRect(); return [th.textContent.trim(), r.left, r.right]; })}; }"""
 
 
-@pytest.mark.parametrize("width", [1280, NARROW])
-def test_readthedocs_index_keeps_every_column_in_the_content_area(tmp_path: Path, browser: Any, width: int) -> None:
-    """readthedocs makes tables blocks whose cells never wrap: the Verdict, Safety and Format columns
-    ended past the content area, off-screen at 1280 px."""
+@pytest.fixture(scope="module")
+def readthedocs_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The demo catalog built with the readthedocs theme, once for the module, served."""
     import shutil
 
-    shutil.copytree(Path(__file__).resolve().parent.parent / "examples", tmp_path / "examples")
-    write(tmp_path / "docs" / "index.md", "# Home\n")
-    write(tmp_path / "mkdocs.yml", yaml.safe_dump({
+    root = tmp_path_factory.mktemp("readthedocs")
+    shutil.copytree(Path(__file__).resolve().parent.parent / "examples", root / "examples")
+    write(root / "docs" / "index.md", "# Home\n")
+    write(root / "mkdocs.yml", yaml.safe_dump({
         "site_name": "RTD", "theme": READTHEDOCS,
         "plugins": [{"toolcatalog": {"paths": ["examples"], "run_examples": False}}],
     }))
-    build(tmp_path)
-    url, server = serve(tmp_path / "site")
+    build(root)
+    url, server = serve(root / "site")
+    yield url
+    server.shutdown()
+
+
+@pytest.mark.parametrize("width", [1280, NARROW])
+def test_readthedocs_index_keeps_every_column_in_the_content_area(readthedocs_site: str, browser: Any, width: int) -> None:
+    """readthedocs makes tables blocks whose cells never wrap: the Verdict, Safety and Format columns
+    ended past the content area, off-screen at 1280 px."""
     context = browser.new_context(viewport={"width": width, "height": 900})
     try:
         page = context.new_page()
-        page.goto(url + "tools/")
+        page.goto(readthedocs_site + "tools/")
         page.wait_for_load_state("load")
         assert_fits(page)
         if width != NARROW:  # a table (on a phone: cards, checked by assert_fits)
@@ -495,4 +530,3 @@ def test_readthedocs_index_keeps_every_column_in_the_content_area(tmp_path: Path
             assert all(left - 1 <= c[1] and c[2] <= right + 1 for c in found["cells"]), found
     finally:
         context.close()
-        server.shutdown()
