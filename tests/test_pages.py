@@ -52,15 +52,19 @@ def variants(*keep: tuple[str, str, int]) -> pytest.MarkDecorator:
 @pytest.fixture(scope="module")
 def team(team_site: Path) -> Iterator[dict[str, Any]]:
     """The team workspace built once per theme (once per test run, for every worker):
-    {theme: (base URL, site folder, build log)}, served."""
+    {theme: (base URL, site folder, build log, the server's `files`)}, served."""
     root = team_site
     sites: dict[str, Any] = {"root": root}
     servers = []
     for theme in THEMES:
         result = Result(**json.loads((root / f"build-{theme}.json").read_text(encoding="utf-8")))
-        url, server = serve(root / f"site-{theme}")
+        # These tests are about the plugin's pages, not the site search, whose worker would index
+        # the team site's whole search index (hundreds of kilobytes) again at every page load: the
+        # same index with one page is served instead. tests/test_browser.py keeps the real one.
+        files = {"search/search_index.json": one_page_index(root / f"site-{theme}").encode()}
+        url, server = serve(root / f"site-{theme}", files)
         servers.append(server)
-        sites[theme] = (url, root / f"site-{theme}", result)
+        sites[theme] = (url, root / f"site-{theme}", result, files)
     yield sites
     for server in servers:
         server.shutdown()
@@ -98,11 +102,6 @@ def pages(browser: Any, team: dict[str, Any]) -> Iterator[dict[tuple[str, str, i
 def _new_page(browser: Any, team: dict[str, Any], theme: str, scheme: str, width: int) -> Any:
     context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
     page = context.new_page()
-    # These tests are about the plugin's pages, not the site search, whose worker would index the
-    # team site's whole search index (hundreds of kilobytes) again at every page load: the same
-    # index with one page is served instead. tests/test_browser.py keeps the real one.
-    small_index = one_page_index(team[theme][1])
-    page.route("**/search/search_index.json", lambda route: route.fulfill(status=200, content_type="application/json", body=small_index))
     page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.base, page.theme, page.scheme, page.width = team[theme][0], theme, scheme, width
@@ -412,17 +411,13 @@ def test_every_tool_page_fits_a_phone(view: Any, team: dict[str, Any], catalog: 
     """Every tool page's content, laid out at once in one page (`every_tool_page`): a visit per
     page cost ≈0.4 s of CPU, 118 times. The theme's own header and footer around that content
     are seen on real visits to a few pages (`chrome_samples`)."""
-    site = team[view.theme][1]
-    combined = every_tool_page(site, catalog)
-    view.route(view.base + EVERY_TOOL, lambda route: route.fulfill(status=200, content_type="text/html", body=combined))
-    try:
-        visit(view, EVERY_TOOL)
-        shown = view.eval_on_selector_all("[data-tc-page] > .toolcatalog", "els => els.length")
-        assert shown == len(catalog["tools"])
-        found = view.evaluate(OVERFLOW)
-        assert found["wide"] == [] and found["page"] <= found["viewport"], found
-    finally:
-        view.unroute(view.base + EVERY_TOOL)
+    site, files = team[view.theme][1], team[view.theme][3]
+    files[EVERY_TOOL] = every_tool_page(site, catalog).encode()
+    visit(view, EVERY_TOOL)
+    shown = view.eval_on_selector_all("[data-tc-page] > .toolcatalog", "els => els.length")
+    assert shown == len(catalog["tools"])
+    found = view.evaluate(OVERFLOW)
+    assert found["wide"] == [] and found["page"] <= found["viewport"], found
     for url in chrome_samples(site, catalog):
         visit(view, url)
         found = view.evaluate(OVERFLOW)
@@ -433,7 +428,7 @@ def test_every_tool_page_fits_a_phone(view: Any, team: dict[str, Any], catalog: 
 
 
 def test_generated_text_reaches_pages_nav_search_and_log_without_markdown(team: dict[str, Any], catalog: dict[str, Any]) -> None:
-    url, site, result = team["mkdocs"]
+    url, site, result, _ = team["mkdocs"]
     # The build log: code spans are printed as their words.
     lines = [line for line in result.stderr.splitlines() if "toolcatalog:" in line]
     assert lines and not [line for line in lines if "`" in line]
