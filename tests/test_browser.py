@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+import yaml
 
 from browsing import launched_chromium, require_chromium, serve
 from manifests import workspace_all_formats
-from sitebuild import REPO, build, mkdocs_project
+from sitebuild import build, write
 
 pytestmark = pytest.mark.browser
 require_chromium()
@@ -178,20 +179,21 @@ def test_no_page_logs_a_console_error(page: object, demo_url: str, demo_site: Pa
 
 
 def test_filters_work_with_the_plain_theme_and_material_instant_navigation(page: object, tmp_path: Path) -> None:
-    plain = tmp_path / "plain"
-    workspace_all_formats(plain)
+    # One workspace, built with each theme: the second build reuses the first one's runs.
+    workspace_all_formats(tmp_path)
+    write(tmp_path / "docs" / "index.md", "# Home\n\nSee [the catalog](tools/index.md).\n")
     # The mkdocs theme loads highlight.js from a CDN by default; offline, that is its error, not ours.
     # Its scripts also expect the search plugin, which every real mkdocs.yml has.
-    mkdocs_project(plain, theme={"name": "mkdocs", "highlightjs": False}, plugins=["search", {"toolcatalog": {}}])
-    build(plain)
-    instant = tmp_path / "instant"
-    workspace_all_formats(instant)
-    (instant / "docs").mkdir()
-    (instant / "docs" / "index.md").write_text("# Home\n\nSee [the catalog](tools/index.md).\n")
-    mkdocs_project(instant, theme={"name": "material", "font": False, "features": ["navigation.instant"]})
-    build(instant)
-    for root, via_nav in ((plain, False), (instant, True)):
-        url, server = serve(root / "site")
+    themes = {
+        "plain": ({"name": "mkdocs", "highlightjs": False}, ["search", {"toolcatalog": {}}]),
+        "instant": ({"name": "material", "font": False, "features": ["navigation.instant"]}, [{"toolcatalog": {}}]),
+    }
+    for name, (theme, plugins) in themes.items():
+        config = {"site_name": "Test catalog", "theme": theme, "plugins": plugins, "site_dir": f"site-{name}"}
+        write(tmp_path / f"mkdocs-{name}.yml", yaml.safe_dump(config, sort_keys=False))
+        build(tmp_path, "-f", f"mkdocs-{name}.yml")
+    for name, via_nav in (("plain", False), ("instant", True)):
+        url, server = serve(tmp_path / f"site-{name}")
         try:
             if via_nav:
                 # Instant navigation swaps the page without a reload; the filters must still wake up.

@@ -327,6 +327,9 @@ def test_drivers_are_listed_once_with_their_own_state(view: Any, catalog: dict[s
 
 
 @needs_corpus
+# What it reads is the page's text and links, the same at any width; the page fits a phone as every
+# tool page does (test_every_tool_page_fits_a_phone).
+@variants(*(v for v in LAYOUTS if v[2] != NARROW))
 def test_smart_tool_pages_show_use_cases_and_install_links(view: Any, catalog: dict[str, Any]) -> None:
     gmail = next(t for t in catalog["tools"] if t["id"] == "gmail")
     visit(view, gmail["url"])
@@ -337,6 +340,9 @@ def test_smart_tool_pages_show_use_cases_and_install_links(view: Any, catalog: d
     assert view.locator(".tc-req-install code").first.inner_text() == "docs/network.md"
 
 
+# What it reads is the page's text and links, the same at any width; the page fits a phone as every
+# tool page does (test_every_tool_page_fits_a_phone).
+@variants(*(v for v in LAYOUTS if v[2] != NARROW))
 def test_install_references_are_links_when_they_lead_somewhere(view: Any, catalog: dict[str, Any]) -> None:
     visit(view, tool_url(catalog, id="repo-stats"))
     assert view.locator(".tc-req-install a").first.get_attribute("href") == "https://git.example.com/platform/llm-gateway/-/blob/main/README.md"
