@@ -188,25 +188,31 @@ def test_filters_work_with_the_plain_theme_and_material_instant_navigation(page:
         "plain": ({"name": "mkdocs", "highlightjs": False}, ["search", {"toolcatalog": {}}]),
         "instant": ({"name": "material", "font": False, "features": ["navigation.instant"]}, [{"toolcatalog": {}}]),
     }
-    for name, (theme, plugins) in themes.items():
-        config = {"site_name": "Test catalog", "theme": theme, "plugins": plugins, "site_dir": f"site-{name}"}
-        write(tmp_path / f"mkdocs-{name}.yml", yaml.safe_dump(config, sort_keys=False))
-        build(tmp_path, "-f", f"mkdocs-{name}.yml")
-    for name, via_nav in (("plain", False), ("instant", True)):
-        url, server = serve(tmp_path / f"site-{name}")
-        try:
-            if via_nav:
+    servers = []
+    try:
+        for name, (theme, plugins) in themes.items():
+            # Served before it is built: Material's instant navigation needs site_url (it swaps in
+            # only the pages its sitemap lists, by their full URL); without one, a click reloads.
+            url, server = serve(tmp_path / f"site-{name}")
+            servers.append(server)
+            config = {"site_name": "Test catalog", "site_url": url, "theme": theme, "plugins": plugins, "site_dir": f"site-{name}"}
+            write(tmp_path / f"mkdocs-{name}.yml", yaml.safe_dump(config, sort_keys=False))
+            build(tmp_path, "-f", f"mkdocs-{name}.yml")
+            if name == "instant":
                 # Instant navigation swaps the page without a reload; the filters must still wake up.
                 page.goto(url)
+                page.evaluate("window.tcNotReloaded = true")
                 page.click("article a[href$='tools/']")
                 page.wait_for_selector("form.tc-filters")
+                assert page.evaluate("window.tcNotReloaded === true")  # swapped in, not loaded
             else:
                 page.goto(url + "tools/")
             page.select_option("select[name=format]", "speccify")
             page.wait_for_function("document.querySelectorAll('table.tc-catalog tbody tr:not([hidden])').length === 1")
             assert visible_rows(page) == ["passed speccify"]
             assert "format=speccify" in page.url
-        finally:
+    finally:
+        for server in servers:
             server.shutdown()
     assert page.console_errors == []
 
