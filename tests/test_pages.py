@@ -32,27 +32,39 @@ pytest.importorskip("playwright.sync_api")
 CORPUS = teamcorpus.available()
 needs_corpus = pytest.mark.skipif(not CORPUS, reason="the shared corpus is not beside the checkout")
 
-# (theme, colour scheme, viewport width). The dark scheme changes colours, never widths: it is
-# checked at the desktop width only (its phone layout is the light scheme's).
+# (theme, colour scheme, viewport width). The dark scheme changes colours, never widths
+# (toolcatalog.css takes its colours from Material's palette variables and has no rule of its own
+# for a scheme): it is checked at the desktop width, by the tests that look at colours (the index's
+# contrast, the failed example's marks), not by every test (its layout is the light scheme's).
 VARIANTS = [
     ("material", "light", 1280), ("material", "dark", 1280), ("material", "light", 390),
     ("mkdocs", "light", 1280), ("mkdocs", "light", 390),
 ]
+LAYOUTS = [v for v in VARIANTS if v[1] == "light"]
 NARROW = 390
+
+
+def variants(*keep: tuple[str, str, int]) -> pytest.MarkDecorator:
+    """A test's own variants, instead of every light one."""
+    return pytest.mark.parametrize("view", list(keep), indirect=True, ids=lambda v: f"{v[0]}-{v[1]}-{v[2]}")
 
 
 @pytest.fixture(scope="module")
 def team(team_site: Path) -> Iterator[dict[str, Any]]:
     """The team workspace built once per theme (once per test run, for every worker):
-    {theme: (base URL, site folder, build log)}, served."""
+    {theme: (base URL, site folder, build log, the server's `files`)}, served."""
     root = team_site
     sites: dict[str, Any] = {"root": root}
     servers = []
     for theme in THEMES:
         result = Result(**json.loads((root / f"build-{theme}.json").read_text(encoding="utf-8")))
-        url, server = serve(root / f"site-{theme}")
+        # These tests are about the plugin's pages, not the site search, whose worker would index
+        # the team site's whole search index (hundreds of kilobytes) again at every page load: the
+        # same index with one page is served instead. tests/test_browser.py keeps the real one.
+        files = {"search/search_index.json": one_page_index(root / f"site-{theme}").encode()}
+        url, server = serve(root / f"site-{theme}", files)
         servers.append(server)
-        sites[theme] = (url, root / f"site-{theme}", result)
+        sites[theme] = (url, root / f"site-{theme}", result, files)
     yield sites
     for server in servers:
         server.shutdown()
@@ -90,18 +102,13 @@ def pages(browser: Any, team: dict[str, Any]) -> Iterator[dict[tuple[str, str, i
 def _new_page(browser: Any, team: dict[str, Any], theme: str, scheme: str, width: int) -> Any:
     context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
     page = context.new_page()
-    # These tests are about the plugin's pages, not the site search, whose worker would index the
-    # team site's whole search index (hundreds of kilobytes) again at every page load: the same
-    # index with one page is served instead. tests/test_browser.py keeps the real one.
-    small_index = one_page_index(team[theme][1])
-    page.route("**/search/search_index.json", lambda route: route.fulfill(status=200, content_type="application/json", body=small_index))
     page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.base, page.theme, page.scheme, page.width = team[theme][0], theme, scheme, width
     return page
 
 
-@pytest.fixture(params=VARIANTS, ids=lambda v: f"{v[0]}-{v[1]}-{v[2]}")
+@pytest.fixture(params=LAYOUTS, ids=lambda v: f"{v[0]}-{v[1]}-{v[2]}")
 def view(request: pytest.FixtureRequest, browser: Any, team: dict[str, Any], pages: dict[tuple[str, str, int], Any]) -> Iterator[Any]:
     """A page in one theme, colour scheme and width, with `.base` (the site's URL) and `.theme`:
     the variant's page, blank, with nothing a test before stored (the site's local and session
@@ -148,7 +155,10 @@ OVERFLOW = """() => {
     for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
       if (getComputedStyle(a).overflowX !== 'visible' && a.getBoundingClientRect().right <= W + 1) { clipped = true; break; }
     }
-    if (!clipped) wide.push(el.tagName.toLowerCase() + '.' + el.className + ' ends at ' + Math.round(r.right));
+    if (!clipped) {
+      const page = el.closest('[data-tc-page]');  // on the page of every tool's content: whose
+      wide.push((page ? page.dataset.tcPage + ': ' : '') + el.tagName.toLowerCase() + '.' + el.className + ' ends at ' + Math.round(r.right));
+    }
   }
   return {wide: wide.slice(0, 8), page: document.documentElement.scrollWidth, viewport: W};
 }"""
@@ -174,9 +184,24 @@ ROWS = """() => [...document.querySelectorAll('table.tc-catalog tbody tr')].map(
 })"""
 
 
+CONTRAST = """() => {
+  const rgb = c => c.match(/[\\d.]+/g).map(Number);
+  const lum = c => { const [r, g, b] = rgb(c).slice(0, 3).map(v => { v /= 255; return v <= .03928 ? v / 12.92 : ((v + .055) / 1.055) ** 2.4; });
+    return .2126 * r + .7152 * g + .0722 * b; };
+  const text = document.querySelector('table.tc-catalog .tc-reason');
+  let back = text;
+  while (back && (getComputedStyle(back).backgroundColor === 'rgba(0, 0, 0, 0)' || rgb(getComputedStyle(back).backgroundColor)[3] === 0)) back = back.parentElement;
+  const [a, b] = [lum(getComputedStyle(text).color), lum(getComputedStyle(back || document.documentElement).backgroundColor)];
+  return (Math.max(a, b) + .05) / (Math.min(a, b) + .05);
+}"""
+
+
+@variants(*VARIANTS)
 def test_index_rows_fit_say_why_and_read_in_order(view: Any, catalog: dict[str, Any]) -> None:
     visit(view, "tools/")
     assert_fits(view)
+    # The reasons are readable in either scheme: their colour follows the scheme's background.
+    assert view.evaluate(CONTRAST) >= 4.5
     rows = view.evaluate(ROWS)
     assert len(rows) == len(catalog["tools"])
     # A reason beside every verdict, whatever the status.
@@ -238,6 +263,8 @@ def test_catalog_problems_are_grouped_and_collapsible(view: Any) -> None:
     assert_fits(view)  # opened, its long paths still fit
 
 
+# At the desktop width only: on a phone Material hides its sidebars whatever the page holds.
+@variants(*(v for v in LAYOUTS if v[2] != NARROW))
 def test_plain_theme_index_has_no_empty_sidebar(view: Any) -> None:
     visit(view, "tools/")
     if view.theme == "mkdocs":
@@ -250,6 +277,7 @@ def test_plain_theme_index_has_no_empty_sidebar(view: Any) -> None:
 # -- tool pages ---------------------------------------------------------------------------------
 
 
+@variants(*VARIANTS)
 def test_a_failed_example_shows_expected_and_actual_side_by_side(view: Any, catalog: dict[str, Any]) -> None:
     visit(view, tool_url(catalog, id="json-sum"))
     assert_fits(view)
@@ -299,6 +327,9 @@ def test_drivers_are_listed_once_with_their_own_state(view: Any, catalog: dict[s
 
 
 @needs_corpus
+# What it reads is the page's text and links, the same at any width; the page fits a phone as every
+# tool page does (test_every_tool_page_fits_a_phone).
+@variants(*(v for v in LAYOUTS if v[2] != NARROW))
 def test_smart_tool_pages_show_use_cases_and_install_links(view: Any, catalog: dict[str, Any]) -> None:
     gmail = next(t for t in catalog["tools"] if t["id"] == "gmail")
     visit(view, gmail["url"])
@@ -309,6 +340,9 @@ def test_smart_tool_pages_show_use_cases_and_install_links(view: Any, catalog: d
     assert view.locator(".tc-req-install code").first.inner_text() == "docs/network.md"
 
 
+# What it reads is the page's text and links, the same at any width; the page fits a phone as every
+# tool page does (test_every_tool_page_fits_a_phone).
+@variants(*(v for v in LAYOUTS if v[2] != NARROW))
 def test_install_references_are_links_when_they_lead_somewhere(view: Any, catalog: dict[str, Any]) -> None:
     visit(view, tool_url(catalog, id="repo-stats"))
     assert view.locator(".tc-req-install a").first.get_attribute("href") == "https://git.example.com/platform/llm-gateway/-/blob/main/README.md"
@@ -332,25 +366,75 @@ def test_an_invalid_manifest_shows_its_first_errors(view: Any, catalog: dict[str
     assert banner.locator("code").first.inner_text().startswith("examples/.tools/release.publish/TOOL.md:")
 
 
-PHONE_PARTS = 3
+def toolcatalog_block(html: str) -> tuple[int, int]:
+    """Where a built page's `<div class="toolcatalog ...">` begins and ends (its closing tag
+    included): the plugin's content, without the theme's header, navigation and footer."""
+    start = html.index('<div class="toolcatalog')
+    depth = 0
+    for tag in re.finditer(r"<(/?)div\b[^>]*>", html[start:]):
+        depth += -1 if tag.group(1) else 1
+        if depth == 0:
+            return start, start + tag.end()
+    raise AssertionError("the toolcatalog block is never closed")
+
+
+EVERY_TOOL = "tools/every-tool-page/"
+
+
+def every_tool_page(site: Path, catalog: dict[str, Any]) -> str:
+    """One page holding every tool page's content: the first tool page as built (its header,
+    navigation, stylesheets and scripts), its toolcatalog block replaced by the blocks of all
+    of them, each in a `div[data-tc-page]` naming its page. Served at `EVERY_TOOL`, as deep as
+    every tool page (their relative links resolve alike), so the theme's scripts and
+    toolcatalog.js treat every block as they do on its own page (tables wrapped or classed, copy
+    buttons added), and one load lays out all of them at the same width."""
+    pages = {tool["url"]: (site / tool["url"] / "index.html").read_text(encoding="utf-8") for tool in catalog["tools"]}
+    assert {url.count("/") for url in pages} == {EVERY_TOOL.count("/")}
+    blocks = []
+    for url, html in pages.items():
+        begin, end = toolcatalog_block(html)
+        blocks.append(f'<div data-tc-page="{url}" style="display: flow-root">{html[begin:end]}</div>')
+    first = next(iter(pages.values()))
+    begin, end = toolcatalog_block(first)
+    return first[:begin] + "\n".join(blocks) + first[end:]
+
+
+def chrome_samples(site: Path, catalog: dict[str, Any]) -> list[str]:
+    """The tool pages visited as they are: for each format, its longest page; and the page with
+    the longest title (the theme's header and footer show it)."""
+    size = {t["url"]: (site / t["url"] / "index.html").stat().st_size for t in catalog["tools"]}
+    longest = {}
+    for tool in catalog["tools"]:
+        if tool["format"] not in longest or size[tool["url"]] > size[longest[tool["format"]]]:
+            longest[tool["format"]] = tool["url"]
+    titled = max(catalog["tools"], key=lambda t: len(t.get("name") or t["id"]))["url"]
+    return sorted({*longest.values(), titled})
 
 
 # In each theme's light scheme only: the dark one changes colours, never widths.
-@pytest.mark.parametrize("view", [v for v in VARIANTS if v[2] == NARROW and v[1] == "light"], indirect=True, ids=lambda v: f"{v[0]}-{v[1]}-{v[2]}")
-@pytest.mark.parametrize("part", range(PHONE_PARTS))
-def test_every_tool_page_fits_a_phone(view: Any, catalog: dict[str, Any], part: int) -> None:
-    # Every page, in PHONE_PARTS interleaved parts: one test per part, so the workers share them.
-    for tool in catalog["tools"][part::PHONE_PARTS]:
-        visit(view, tool["url"])
+@variants(*(v for v in LAYOUTS if v[2] == NARROW))
+def test_every_tool_page_fits_a_phone(view: Any, team: dict[str, Any], catalog: dict[str, Any]) -> None:
+    """Every tool page's content, laid out at once in one page (`every_tool_page`): a visit per
+    page cost ≈0.4 s of CPU, 118 times. The theme's own header and footer around that content
+    are seen on real visits to a few pages (`chrome_samples`)."""
+    site, files = team[view.theme][1], team[view.theme][3]
+    files[EVERY_TOOL] = every_tool_page(site, catalog).encode()
+    visit(view, EVERY_TOOL)
+    shown = view.eval_on_selector_all("[data-tc-page] > .toolcatalog", "els => els.length")
+    assert shown == len(catalog["tools"])
+    found = view.evaluate(OVERFLOW)
+    assert found["wide"] == [] and found["page"] <= found["viewport"], found
+    for url in chrome_samples(site, catalog):
+        visit(view, url)
         found = view.evaluate(OVERFLOW)
-        assert found["wide"] == [] and found["page"] <= found["viewport"], (tool["id"], found)
+        assert found["wide"] == [] and found["page"] <= found["viewport"], (url, found)
 
 
 # -- text, nav and the build log ------------------------------------------------------------------
 
 
 def test_generated_text_reaches_pages_nav_search_and_log_without_markdown(team: dict[str, Any], catalog: dict[str, Any]) -> None:
-    url, site, result = team["mkdocs"]
+    url, site, result, _ = team["mkdocs"]
     # The build log: code spans are printed as their words.
     lines = [line for line in result.stderr.splitlines() if "toolcatalog:" in line]
     assert lines and not [line for line in lines if "`" in line]
@@ -372,16 +456,17 @@ def test_generated_text_reaches_pages_nav_search_and_log_without_markdown(team: 
 def test_an_empty_catalog_says_where_it_looked(tmp_path: Path, browser: Any) -> None:
     write(tmp_path / "docs" / "index.md", "# Home\n")
     write(tmp_path / "tools" / "README.md", "Our tools will live here.\n")
-    for theme in THEMES:
+    for n, theme in enumerate(THEMES):
         result = build(tmp_path, "-f", site_config(tmp_path, theme))
         assert "no tool manifest found: searched . for **/.agent/tools/*/TOOL.md (speccify tools)" in result.stderr
-        # It is a warning: `mkdocs build --strict` stops on it.
-        assert build(tmp_path, "-f", f"mkdocs-{theme}.yml", "--strict", check=False).returncode == 1
+        if n == 0:  # It is a warning: `mkdocs build --strict` stops on it (in any theme: once).
+            assert build(tmp_path, "-f", f"mkdocs-{theme}.yml", "--strict", check=False).returncode == 1
         url, server = serve(tmp_path / f"site-{theme}")
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
         try:
+            page = context.new_page()
             for width in (1280, NARROW):
-                context = browser.new_context(viewport={"width": width, "height": 900})
-                page = context.new_page()
+                page.set_viewport_size({"width": width, "height": 900})
                 page.goto(url + "tools/")
                 text = page.locator(".tc-nothing-found").inner_text()
                 assert text.startswith("No tool manifest was found. The catalog searched . (the folder holding the site's configuration) for:")
@@ -390,8 +475,8 @@ def test_an_empty_catalog_says_where_it_looked(tmp_path: Path, browser: Any) -> 
                 assert "site-" in text  # the site folder, never searched
                 assert page.locator("form.tc-filters").count() == 0 and page.locator("[data-tc-empty]").count() == 0
                 assert_fits(page)
-                context.close()
         finally:
+            context.close()
             server.shutdown()
     # The command line says the same.
     result = toolcatalog("validate", str(tmp_path))
@@ -411,24 +496,32 @@ COLUMNS = """() => { const t = document.querySelector('table.tc-catalog');
     const r = th.getBoundingClientRect(); return [th.textContent.trim(), r.left, r.right]; })}; }"""
 
 
-@pytest.mark.parametrize("width", [1280, NARROW])
-def test_readthedocs_index_keeps_every_column_in_the_content_area(tmp_path: Path, browser: Any, width: int) -> None:
-    """readthedocs makes tables blocks whose cells never wrap: the Verdict, Safety and Format columns
-    ended past the content area, off-screen at 1280 px."""
+@pytest.fixture(scope="module")
+def readthedocs_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The demo catalog built with the readthedocs theme, once for the module, served."""
     import shutil
 
-    shutil.copytree(Path(__file__).resolve().parent.parent / "examples", tmp_path / "examples")
-    write(tmp_path / "docs" / "index.md", "# Home\n")
-    write(tmp_path / "mkdocs.yml", yaml.safe_dump({
+    root = tmp_path_factory.mktemp("readthedocs")
+    shutil.copytree(Path(__file__).resolve().parent.parent / "examples", root / "examples")
+    write(root / "docs" / "index.md", "# Home\n")
+    write(root / "mkdocs.yml", yaml.safe_dump({
         "site_name": "RTD", "theme": READTHEDOCS,
         "plugins": [{"toolcatalog": {"paths": ["examples"], "run_examples": False}}],
     }))
-    build(tmp_path)
-    url, server = serve(tmp_path / "site")
+    build(root)
+    url, server = serve(root / "site")
+    yield url
+    server.shutdown()
+
+
+@pytest.mark.parametrize("width", [1280, NARROW])
+def test_readthedocs_index_keeps_every_column_in_the_content_area(readthedocs_site: str, browser: Any, width: int) -> None:
+    """readthedocs makes tables blocks whose cells never wrap: the Verdict, Safety and Format columns
+    ended past the content area, off-screen at 1280 px."""
     context = browser.new_context(viewport={"width": width, "height": 900})
     try:
         page = context.new_page()
-        page.goto(url + "tools/")
+        page.goto(readthedocs_site + "tools/")
         page.wait_for_load_state("load")
         assert_fits(page)
         if width != NARROW:  # a table (on a phone: cards, checked by assert_fits)
@@ -438,4 +531,3 @@ def test_readthedocs_index_keeps_every_column_in_the_content_area(tmp_path: Path
             assert all(left - 1 <= c[1] and c[2] <= right + 1 for c in found["cells"]), found
     finally:
         context.close()
-        server.shutdown()
