@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+from hypothesis import settings
 
 
 def _signals_as_from_a_terminal() -> None:
@@ -28,6 +29,18 @@ def _signals_as_from_a_terminal() -> None:
 
 
 _signals_as_from_a_terminal()
+
+# The example budget of the properties that set no count of their own: the costly ones, where one
+# example validates a whole catalog or draws from a bundled pattern's strategy (tests/
+# test_scale_outputs.py: 21 patterns and the two validators, 17 s of CPU a run at 150 examples).
+# 50 each: half hypothesis' default, enough to meet every branch these inputs have (a pattern's
+# matches, their newline-suffixed forms and free text; the three ways a catalog is edited) in one
+# run. Not derandomized: every run draws new examples, so CI keeps exploring from push to push,
+# and the example database replays a failure first. `pytest --hypothesis-profile=thorough` runs
+# 1,000 of each, after a change to the validators, the patterns or the fast paths they guard.
+settings.register_profile("suite", max_examples=50, deadline=None)
+settings.register_profile("thorough", max_examples=1000, deadline=None)
+settings.load_profile("suite")
 
 from manifests import speccify_text
 from once import begin, run_folder, shared
