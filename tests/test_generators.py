@@ -40,7 +40,9 @@ def _venv(where: Path, requirement: str) -> Path:
     venv.EnvBuilder(with_pip=False).create(where)  # installed into by this interpreter's pip: no ensurepip per venv
     env = {**once.ENVIRONMENT, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}  # begun ahead, in a thread
     env.pop("PYTHONPATH", None)
-    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(where / "bin" / "python"), "install", "--quiet", requirement],
+    # --no-compile: the generator's Python compiles what it imports when it first runs (into the
+    # suite's PYTHONPYCACHEPREFIX where one is set, which never reads the venv's own compiled files).
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(where / "bin" / "python"), "install", "--quiet", "--no-compile", requirement],
                           capture_output=True, text=True, timeout=300, env=env)
     if done.returncode != 0:
         pytest.skip(f"cannot install {requirement} from the package index: {done.stderr.strip()[-500:]}")
