@@ -167,7 +167,6 @@ JSON = st.recursive(SCALARS | st.floats(allow_nan=False, allow_infinity=False),
                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4), max_leaves=20)
 
 
-@settings(max_examples=400, deadline=None)
 @given(value=JSON)
 def test_canonical_bytes_are_rfc8785s(value: Any) -> None:
     plain = [True]
@@ -175,7 +174,6 @@ def test_canonical_bytes_are_rfc8785s(value: Any) -> None:
     assert integrity.canonical(value) == reference
 
 
-@settings(max_examples=150, deadline=None)
 @given(entries=st.lists(st.dictionaries(st.sampled_from(["id", "name", "x", "é"]), JSON, max_size=4), max_size=4),
        extra=st.dictionaries(st.sampled_from(["a", "b", "version"]), JSON, max_size=3))
 def test_sealing_gives_the_digests_each_entry_and_the_catalog_have(entries: list[dict[str, Any]], extra: dict[str, Any]) -> None:
@@ -208,7 +206,6 @@ def test_spliced_files_are_the_bytes_dumps_writes(documents: list[dict[str, Any]
             assert catalog_json.dumps_tool_file(schema, entry, text) == catalog_json.dumps({"$schema": schema, **entry})
 
 
-@settings(max_examples=200, deadline=None)
 @given(entries=st.lists(st.dictionaries(KEYS | st.sampled_from(["$a", "$schema", "!"]), JSON, max_size=4), max_size=3),
        extra=st.dictionaries(st.sampled_from(["a", "tools2", "z"]), JSON, max_size=3))
 def test_spliced_files_are_the_bytes_dumps_writes_for_any_json(entries: list[dict[str, Any]], extra: dict[str, Any]) -> None:
