@@ -11,6 +11,7 @@ Installing is skipped when pyproject.toml has not changed since the last install
 
 from __future__ import annotations
 
+import ensurepip
 import hashlib
 import os
 import subprocess
@@ -33,18 +34,36 @@ def run(*argv: str | os.PathLike[str]) -> None:
 def setup(extras: str) -> None:
     if not PYTHON.exists():
         print(f"creating {VENV}", flush=True)
-        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+        create_venv()
     stamp = VENV / f".toolcatalog-installed-{extras}"
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     if stamp.exists() and stamp.read_text() == digest:
         return
-    # The pip the venv was made with, unless it is older than 23.1: one download and round trip less.
+    # A venv made before (or by ensurepip, below): its pip, unless it is older than 23.1.
     if pip_version() < (23, 1):
         run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
     # Byte-compiled as pip does by default: the suite's workers read what the install compiled
     # (under PYTHONDONTWRITEBYTECODE they write no compiled file of their own).
     run(PYTHON, "-m", "pip", "install", "--quiet", "-e", f".[{extras}]")
     stamp.write_text(digest)
+
+
+def create_venv() -> None:
+    """The venv with the current pip in it, installed by the pip wheel Python ships for ensurepip
+    (run from the wheel itself): one install instead of ensurepip's (pip, and setuptools before
+    Python 3.12) followed by an upgrade. The current pip resolves the test extras with about a third
+    less CPU than the one Python 3.11 ships (23.2), which reads every wheel listed on the index's
+    pages for each package. Without that wheel (a Python whose ensurepip is stripped), ensurepip."""
+    wheels = sorted(Path(ensurepip.__file__).parent.glob("_bundled/pip-*.whl"))
+    if not wheels:
+        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+        return
+    venv.EnvBuilder(with_pip=False, clear=True).create(VENV)
+    pip = str(wheels[-1] / "pip")  # a wheel is a zip file Python can run from
+    print("+", PYTHON, pip, "install", "--quiet", "--upgrade", "pip", flush=True)
+    upgraded = subprocess.run([str(PYTHON), pip, "install", "--quiet", "--upgrade", "pip"], cwd=ROOT, check=False)
+    if upgraded.returncode != 0:  # no package index: the bundled pip, from its wheel
+        run(PYTHON, pip, "install", "--quiet", "--no-index", wheels[-1])
 
 
 def pip_version() -> tuple[int, ...]:

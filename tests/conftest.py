@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+from hypothesis import settings
 
 
 def _signals_as_from_a_terminal() -> None:
@@ -28,6 +29,21 @@ def _signals_as_from_a_terminal() -> None:
 
 
 _signals_as_from_a_terminal()
+
+# The example budget of every property that sets no count of its own (test_scale_outputs,
+# test_coverage, test_digest_floats, test_json_text): 50 examples each, half hypothesis' default.
+# They had 150 to 500 each, 30 s of CPU a run, 17 s of it in the costly two of test_scale_outputs
+# (an example there validates a whole catalog, or draws from a bundled pattern's strategy; 21
+# patterns). 50 meets every branch these inputs have in one run (a pattern's matches, their
+# newline-suffixed forms and free text; the three ways a catalog is edited; floats, nesting and
+# keys of every kind). Not derandomized: every run draws new examples, so CI keeps exploring from
+# push to push, and the example database replays a failure first. The fuzzers that run whole
+# pipelines (test_fuzz, test_redteam_export) keep their own derandomized counts, and the
+# red-team fuzzers of seals (test_redteam_trust) their 150, which cost under a second.
+# `pytest --hypothesis-profile=thorough` runs 1,000 of each, after a change to what they guard.
+settings.register_profile("suite", max_examples=50, deadline=None)
+settings.register_profile("thorough", max_examples=1000, deadline=None)
+settings.load_profile("suite")
 
 from manifests import speccify_text
 from once import begin, run_folder, shared

@@ -215,6 +215,33 @@ def toolcatalog_process(*args: str, cwd: Path = REPO, env: dict[str, str] | None
     return Result(done.returncode, done.stdout, done.stderr)
 
 
+# -- an outer box: a machine where the build's own sandbox cannot be made --------------------------------
+
+
+def outer_box(tmp_path: Path) -> list[str]:
+    """The start of a `bwrap` command line for an outer box where no user namespace can be made and
+    no capability is left: the whole file system read-only, a fresh /tmp, `tmp_path` writable, the
+    checkout and its venv visible where they are under /tmp. Tests add what their box changes
+    (a seccomp filter, bubblewrap masked), then `--chdir DIR -- COMMAND`.
+
+    The suite's compiled-module folder (`PYTHONPYCACHEPREFIX`, conftest's
+    `processes_start_like_the_suite`) stays visible too: under a fresh /tmp it would be empty, and
+    every Python started in the box would compile the package, MkDocs and the standard library
+    from their sources again (about a second of CPU per start). The tools the build runs in there
+    never use it (the product sets PYTHONDONTWRITEBYTECODE and no prefix for them)."""
+    argv = ["bwrap", "--unshare-user", "--disable-userns", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL",
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", str(tmp_path), str(tmp_path)]
+    for needed in (REPO, Path(sys.prefix)):  # a checkout (and its .venv) under /tmp stays visible
+        if Path("/tmp") in needed.resolve().parents:
+            argv += ["--ro-bind", str(needed.resolve()), str(needed.resolve())]
+    prefix = os.environ.get("PYTHONPYCACHEPREFIX")
+    if prefix and Path("/tmp") in Path(prefix).resolve().parents:
+        folder = Path(prefix).resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        argv += ["--bind", str(folder), str(folder)]
+    return argv
+
+
 # -- the library ---------------------------------------------------------------------------------------
 
 

@@ -7,7 +7,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from toolcatalog import coverage
@@ -198,7 +198,6 @@ def _scores(found: coverage.Coverage) -> list[float]:
     return [found.total or 0.0, *(d.score or 0.0 for d in found.dimensions.values())]
 
 
-@settings(max_examples=150, deadline=None)
 @given(st.lists(examples, max_size=4), examples)
 def test_adding_an_example_never_lowers_coverage(existing: list[Example], extra: Example) -> None:
     before = coverage.of(tool(INPUTS, OUTPUTS, copy.deepcopy(existing)))
@@ -212,7 +211,6 @@ def test_adding_an_example_never_lowers_coverage(existing: list[Example], extra:
     assert all(x >= y for x, y in zip(_scores(after), _scores(before)))
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.lists(examples, max_size=4), examples, st.integers(0, 4))
 def test_coverage_does_not_depend_on_example_order(existing: list[Example], extra: Example, at: int) -> None:
     a = coverage.of(tool(INPUTS, OUTPUTS, [*copy.deepcopy(existing), extra]))
@@ -229,7 +227,6 @@ json_values = st.recursive(
     max_leaves=12)
 
 
-@settings(max_examples=200, deadline=None)
 @given(json_values, json_values, st.lists(json_values, max_size=3))
 def test_any_shape_of_schema_and_example_is_measured_without_raising(inputs: Any, outputs: Any, given_inputs: list[Any]) -> None:
     from toolcatalog import quality

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import rfc8785
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from toolcatalog.outputs import integrity
@@ -32,7 +32,6 @@ def reference(value: Any) -> bytes | None:
         return None
 
 
-@settings(max_examples=500, deadline=None)
 @given(value=JSON)
 def test_the_bytes_are_rfc8785s(value: Any) -> None:
     expected = reference(value)

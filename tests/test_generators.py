@@ -11,6 +11,7 @@ The measurements are summed up in docs/hosts.md.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ import sys
 import venv
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Callable
 
 import pytest
 import yaml
@@ -26,7 +28,7 @@ import yaml
 from linkcheck import broken
 from manifests import write
 import once
-from once import shared
+from once import run_folder, shared
 from sitebuild import QUIET_HOSTS, REPO, build, toolcatalog
 
 ZENSICAL = "zensical==0.0.73"  # what `pip install zensical` resolves to (0.0.74+ pin a zensical-ui with no files)
@@ -40,7 +42,9 @@ def _venv(where: Path, requirement: str) -> Path:
     venv.EnvBuilder(with_pip=False).create(where)  # installed into by this interpreter's pip: no ensurepip per venv
     env = {**once.ENVIRONMENT, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}  # begun ahead, in a thread
     env.pop("PYTHONPATH", None)
-    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(where / "bin" / "python"), "install", "--quiet", requirement],
+    # --no-compile: the generator's Python compiles what it imports when it first runs (into the
+    # suite's PYTHONPYCACHEPREFIX where one is set, which never reads the venv's own compiled files).
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(where / "bin" / "python"), "install", "--quiet", "--no-compile", requirement],
                           capture_output=True, text=True, timeout=300, env=env)
     if done.returncode != 0:
         pytest.skip(f"cannot install {requirement} from the package index: {done.stderr.strip()[-500:]}")
@@ -87,9 +91,10 @@ def mount(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-# Each generator builds the demo from one workspace (once per test run, for every worker): at the
-# domain root, then under the sub-path, each into `site-<mount>`. The second build of a workspace
-# reuses the first one's results, so the demo's examples run once per generator, not once per mount.
+# Every generator builds the demo from one workspace (once per test run, for every worker): at the
+# domain root, then under the sub-path, each into `site-<mount>`. Every build after the first of
+# that workspace reuses the first one's results (the results key holds the workspace's path), so
+# the demo's examples run once for the four generators, not once per generator or per mount.
 
 
 def site_dir(mount: str) -> str:
@@ -114,6 +119,19 @@ def _build_with_mkdocs_and_properdocs(root: Path) -> None:
         build(root, host="properdocs")
 
 
+def in_the_demo_workspace(factory: pytest.TempPathFactory, step: Callable[[Path], None]) -> None:
+    """`step(root)` in the workspace MkDocs and ProperDocs built the demo in (built first when it
+    is not yet), one step at a time. A step writes its generator's configuration (and removes it
+    after): the command reads the first of properdocs.yml, mkdocs.yml, zensical.toml it finds,
+    and MkDocs 2 will not run beside a mkdocs.yml. What the exports write into docs/ is replaced
+    by the next export, as any generated page is; the sites MkDocs and ProperDocs built stay."""
+    root = shared(factory, "gen-mkdocs", _build_with_mkdocs_and_properdocs)
+    with open(run_folder(factory) / "gen-workspace.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        (root / "properdocs.yml").unlink(missing_ok=True)  # ProperDocs' builds are done
+        step(root)
+
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory, mount: str) -> Path:
     """The demo built by `mkdocs build` (1.6) with the plugin: the site the others must match."""
@@ -135,15 +153,18 @@ def export(root: Path, *args: str) -> None:
 @pytest.fixture(scope="module")
 def zensical_site(tmp_path_factory: pytest.TempPathFactory, zensical_bin: Path, mount: str) -> Path:
     """The demo exported for Zensical (its zensical.toml read for site_url and the options), built by it."""
-    def make(root: Path) -> None:
-        demo(root)
-        for each in sorted(MOUNTS):
-            write(root / "zensical.toml", f'[project]\nsite_name = "Demo"\nsite_url = "{MOUNTS[each]}"\n\n'
-                  '[project.plugins.toolcatalog]\npaths = ["examples"]\n')
-            export(root)
-            done = run([str(zensical_bin / "zensical"), "build"], cwd=root)
-            assert "No issues found" in done.stdout + done.stderr
-            (root / "site").rename(root / site_dir(each))
+    def make(folder: Path) -> None:
+        def step(root: Path) -> None:
+            for each in sorted(MOUNTS):
+                write(root / "zensical.toml", f'[project]\nsite_name = "Demo"\nsite_url = "{MOUNTS[each]}"\n\n'
+                      '[project.plugins.toolcatalog]\npaths = ["examples"]\n')
+                export(root)
+                done = run([str(zensical_bin / "zensical"), "build"], cwd=root)
+                assert "No issues found" in done.stdout + done.stderr
+                (root / "site").rename(folder / site_dir(each))
+            (root / "zensical.toml").unlink()
+
+        in_the_demo_workspace(tmp_path_factory, step)
 
     return shared(tmp_path_factory, "gen-zensical", make) / site_dir(mount)
 
@@ -152,14 +173,17 @@ def zensical_site(tmp_path_factory: pytest.TempPathFactory, zensical_bin: Path, 
 def mkdocs2_site(tmp_path_factory: pytest.TempPathFactory, mkdocs2_bin: Path, mount: str) -> Path:
     """The demo exported for MkDocs 2 (options in a YAML file of another name, given with -f, since
     MkDocs 2 refuses to run beside a mkdocs.yml), built from that folder."""
-    def make(root: Path) -> None:
-        demo(root)
-        for each in sorted(MOUNTS):
-            write(root / "toolcatalog.yml", yaml.safe_dump({
-                "site_name": "Demo", "site_url": MOUNTS[each], "plugins": [{"toolcatalog": {"paths": ["examples"]}}],
-            }))
-            export(root, "-f", str(root / "toolcatalog.yml"), "--generator", "mkdocs2")
-            run([str(mkdocs2_bin / "mkdocs"), "build", "--dir", "docs", "--output", site_dir(each)], cwd=root)
+    def make(folder: Path) -> None:
+        def step(root: Path) -> None:
+            for each in sorted(MOUNTS):
+                write(root / "toolcatalog.yml", yaml.safe_dump({
+                    "site_name": "Demo", "site_url": MOUNTS[each], "plugins": [{"toolcatalog": {"paths": ["examples"]}}],
+                }))
+                export(root, "-f", str(root / "toolcatalog.yml"), "--generator", "mkdocs2")
+                run([str(mkdocs2_bin / "mkdocs"), "build", "--dir", "docs", "--output", str(folder / site_dir(each))], cwd=root)
+            (root / "toolcatalog.yml").unlink()
+
+        in_the_demo_workspace(tmp_path_factory, step)
 
     return shared(tmp_path_factory, "gen-mkdocs2", make) / site_dir(mount)
 

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from toolcatalog import jsonvalues
@@ -35,7 +35,6 @@ def ours(value: Any, sort_keys: bool = True, allow_nan: bool = False) -> str:
         return f"raised {type(exc).__name__}: {exc}"
 
 
-@settings(max_examples=400, deadline=None)
 @given(value=JSON, sort_keys=st.booleans())
 def test_the_text_is_json_dumps(value: Any, sort_keys: bool) -> None:
     assert ours(value, sort_keys) == reference(value, sort_keys)

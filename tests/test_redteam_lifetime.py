@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,12 @@ ECHO_PY = "import json, sys\nprint(json.dumps(json.load(sys.stdin)))\n"
 
 def new_marker() -> str:
     return f"{900 + random.randrange(99)}.{random.randrange(10**6):06d}"
+
+
+# Between two looks at what the build started: the loops that wait for a tool's processes would
+# otherwise read /proc (or stat a file) without a pause, a core's worth of CPU taken from the very
+# build they wait for, for as long as it takes to start.
+POLL_S = 0.02
 
 
 def sleepers(marker: str) -> list[int]:
@@ -119,6 +126,7 @@ def hanging_build(tmp_path: Path, env: dict[str, str] | None = None) -> tuple[su
         if build.poll() is not None:
             pytest.fail(f"the build ended before its tool ran: {build.communicate()}")
         pids = sleepers(marker)
+        time.sleep(POLL_S)
     return build, marker, pids
 
 
@@ -169,6 +177,7 @@ def test_sigterm_ends_an_unsandboxed_tools_process_group_too(tmp_path: Path) -> 
     try:
         while len(sleepers(marker)) < 2:  # a hang guard, not a timing assertion
             assert build.poll() is None, build.communicate()
+            time.sleep(POLL_S)
         main = [pid for pid in sleepers(marker) if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[1] == marker.encode()]
         os.kill(build.pid, signal.SIGTERM)
         build.communicate(timeout=120)
@@ -205,6 +214,7 @@ def test_sigterm_to_mkdocs_build_ends_the_plugins_runs_too(tmp_path: Path) -> No
     try:
         while len(sleepers(marker)) < 2:  # a hang guard, not a timing assertion
             assert build.poll() is None, build.communicate()
+            time.sleep(POLL_S)
         pids = sleepers(marker)
         build.terminate()
         build.communicate(timeout=120)
@@ -417,6 +427,7 @@ def test_an_unsandboxed_mcp_server_dies_with_the_build(tmp_path: Path, number: i
     try:
         while not (folder / "in-call").exists():  # a hang guard, not a timing assertion
             assert build.poll() is None, build.communicate()
+            time.sleep(POLL_S)
         server = int(pid_file.read_text().split()[0])
         os.kill(build.pid, number)
         build.communicate(timeout=120)  # SIGTERM: the session is cancelled, not left to its 300 s timeout

@@ -31,7 +31,7 @@ import pytest
 
 from manifests import PLATFORM, aip_driver, aip_tool, cli_entry, speccify_tool, write
 from procs import no_leftovers  # noqa: F401 (an autouse fixture)
-from sitebuild import REPO, build, catalog as site_catalog, mkdocs_project, run_check, tool_of, toolcatalog_process
+from sitebuild import REPO, build, catalog as site_catalog, mkdocs_project, outer_box, run_check, tool_of, toolcatalog_process
 from toolcatalog import sandbox
 from toolcatalog.sandbox import landlock_launcher, trace
 
@@ -103,12 +103,7 @@ class Listener:
 def box(tmp_path: Path, args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`toolcatalog check ARGS` inside an outer bubblewrap where no user namespace can be made and
     `bwrap` is hidden from PATH (an empty file over it): the build must fall back to Landlock."""
-    argv = ["bwrap", "--unshare-user", "--disable-userns", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-            "--bind", str(tmp_path), str(tmp_path)]
-    for needed in (REPO, Path(sys.prefix)):  # a checkout (and its .venv) under /tmp stays visible
-        if Path("/tmp") in needed.resolve().parents:
-            argv += ["--ro-bind", str(needed.resolve()), str(needed.resolve())]
+    argv = outer_box(tmp_path)
     hidden = shutil.which("bwrap")
     if hidden:
         argv += ["--ro-bind", os.devnull, hidden]

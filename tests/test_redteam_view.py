@@ -23,7 +23,7 @@ import pytest
 
 from manifests import PLATFORM, aip_driver, aip_tool, cli_entry, speccify_tool, write
 from procs import no_leftovers  # noqa: F401 (an autouse fixture)
-from sitebuild import REPO, catalog_text, run_check, tool_of
+from sitebuild import REPO, catalog_text, outer_box, run_check, tool_of
 from toolcatalog import sandbox
 from toolcatalog.options import Options, OptionsError
 
@@ -125,14 +125,10 @@ def loot_driver(ws: Path, tool_id: str, payload: dict[str, Any], files: dict[str
 def check_without_bwrap(tmp_path: Path, args: list[str]) -> dict[str, Any]:
     """`toolcatalog check --json ARGS` where bubblewrap is hidden (its binary masked, no user
     namespaces either), so the build falls back to the Landlock launcher."""
-    argv = ["bwrap", "--unshare-user", "--disable-userns", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", str(tmp_path), str(tmp_path)]
+    argv = outer_box(tmp_path)
     for program in ("/usr/bin/bwrap", "/bin/bwrap"):
         if os.path.exists(program) and not os.path.islink(program):
             argv += ["--ro-bind", "/dev/null", program]
-    for needed in (REPO, Path(sys.prefix)):  # a checkout (and its .venv) under /tmp stays visible
-        if Path("/tmp") in needed.resolve().parents:
-            argv += ["--ro-bind", str(needed.resolve()), str(needed.resolve())]
     argv += ["--chdir", str(REPO), "--", sys.executable, "-m", "toolcatalog.cli", "check", "--json", "--no-cache", *args]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO / "plugin")})
     assert done.returncode in (0, 1), done.stderr

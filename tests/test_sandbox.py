@@ -28,7 +28,7 @@ import pytest
 
 from manifests import PLATFORM, aip_driver, aip_tool, cli_entry, speccify_tool, write
 from procs import no_leftovers  # noqa: F401 (an autouse fixture)
-from sitebuild import REPO, build, catalog as site_catalog, catalog_text, mkdocs_project, run_check, tool_of, toolcatalog_process
+from sitebuild import REPO, build, catalog as site_catalog, catalog_text, mkdocs_project, outer_box, run_check, tool_of, toolcatalog_process
 from toolcatalog import catalog_document
 from toolcatalog import sandbox
 
@@ -456,11 +456,7 @@ def check_in_a_box(tmp_path: Path, args: list[str], *, landlock: bool, env: dict
     """`toolcatalog check ARGS` inside an outer bubblewrap where user namespaces cannot be created
     and capabilities are gone, so no inner bubblewrap works; without `landlock`, a seccomp filter
     refuses the Landlock system calls too (444-446 on x86_64 and arm64)."""
-    argv = ["bwrap", "--unshare-user", "--disable-userns", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", str(tmp_path), str(tmp_path)]
-    for needed in (REPO, Path(sys.prefix)):  # a checkout (and its .venv) under /tmp stays visible
-        if Path("/tmp") in needed.resolve().parents:
-            argv += ["--ro-bind", str(needed.resolve()), str(needed.resolve())]
+    argv = outer_box(tmp_path)
     fds: tuple[int, ...] = ()
     if not landlock:
         read, write_end = os.pipe()

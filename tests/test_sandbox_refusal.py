@@ -23,7 +23,7 @@ import jsonschema
 import pytest
 
 from manifests import PLATFORM, speccify_tool
-from sitebuild import QUIET_HOSTS, REPO, mkdocs_project
+from sitebuild import QUIET_HOSTS, REPO, mkdocs_project, outer_box
 from toolcatalog import sandbox
 from toolcatalog.sandbox import landlock_launcher
 
@@ -50,11 +50,7 @@ def workspace(root: Path, level: str = "auto") -> Path:
 def refused_inside(tmp_path: Path, command: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`command` inside an outer bubblewrap where no user namespace can be made, `bwrap` left in
     place: the build's own bubblewrap is refused for real."""
-    argv = ["bwrap", "--unshare-user", "--disable-userns", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", str(tmp_path), str(tmp_path)]
-    for needed in (REPO, Path(sys.prefix)):  # a checkout (and its .venv) under /tmp stays visible
-        if Path("/tmp") in needed.resolve().parents:
-            argv += ["--ro-bind", str(needed.resolve()), str(needed.resolve())]
+    argv = outer_box(tmp_path)
     argv += ["--chdir", str(cwd), "--", *command]
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
