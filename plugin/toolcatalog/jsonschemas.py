@@ -43,7 +43,7 @@ from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
-from . import schemawork
+from . import ecmapattern, schemawork
 from .schemawork import JsonPath
 
 try:  # a compiled validator for our own schemas (wheels for the usual platforms)
@@ -95,8 +95,9 @@ def json_path(parts: Any) -> str:
 
 @lru_cache(maxsize=512)
 def compile_pattern(pattern: str) -> Any:
-    """`pattern` compiled by the `regex` package (raises `regex.error` and the like when it cannot)."""
-    return regex.compile(pattern)
+    """`pattern` compiled by the `regex` package with ECMA-262's meanings (ecmapattern.py; raises
+    `regex.error` and the like when it cannot)."""
+    return regex.compile(ecmapattern.to_regex(pattern))
 
 
 @dataclass
