@@ -44,7 +44,7 @@ ENTRY_BYTES_PER_MANIFEST_BYTE = 8
 # Parsed values nest at most MAX_DEPTH levels inside a few levels of model objects.
 ENTRY_DEPTH = MAX_DEPTH + 12
 # The code a parse result depends on, besides the formats package.
-_MODULES = ("frontmatter.py", "safeyaml.py", "jsonschemas.py", "schemawork.py", "jsonvalues.py", "files.py", "model.py", "observed.py", "statuses.py",
+_MODULES = ("frontmatter.py", "safeyaml.py", "jsonschemas.py", "ecmapattern.py", "schemawork.py", "jsonvalues.py", "files.py", "model.py", "observed.py", "statuses.py",
             "harvest.py", "discover.py", "options.py", "parsecache.py", "modelcodec.py", "sealing.py", "lookalike.py", "formatregistry.py", "schemalint.py", "references.py")
 _LIBRARIES = ("PyYAML", "jsonschema", "jsonschema-specifications", "referencing", "regex")
 
