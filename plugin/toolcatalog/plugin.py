@@ -40,10 +40,12 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.structure.toc import get_toc
+from mkdocs import utils as mkdocs_utils
 from mkdocs.utils import get_relative_url
 
+from . import files as files_module
 from . import nav as catalog_nav
-from . import claims, outputs, pipeline, report, sitefiles
+from . import claims, jsonschemas, lookalike, outputs, pipeline, report, sitefiles
 from .config import ToolCatalogConfig, to_options
 from .discover import DiscoveryError
 from .links import SourceLink, source_links
@@ -51,7 +53,7 @@ from .model import ERROR, Catalog, Tool
 from .options import Options, OptionsError
 from .outputs.site import Site
 from .placement import SITE_WARNINGS
-from .render import CSS_PATH, INDEX_TITLE, JS_PATH, Renderer, index_toc, shared_ids, templates_dir, tool_toc
+from .render import CSS_PATH, INDEX_TITLE, JS_PATH, Renderer, forget_remembered, index_toc, shared_ids, templates_dir, tool_toc
 
 if TYPE_CHECKING:
     from mkdocs.utils.templates import TemplateContext
@@ -103,6 +105,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         if not self.config.enabled or self.options is None or self.workspace is None:
             return None
         _big_blocks_mapped()  # before the harvest: see there
+        _preload()
         site = Site(url=config.site_url, name=config.site_name, description=config.site_description or "", repo_url=config.repo_url)
         user_pages = [f.src_uri for f in files.documentation_pages()]
         try:
@@ -216,6 +219,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
                 shutil.rmtree(folder, ignore_errors=True)
             raise
         del blob
+        files_module.remake_remembered()
         copied = iter(copies)
         for file in tail:
             files.append(next(copied) if file is None else file)
@@ -407,6 +411,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             self.watched = catalog_nav.catalog_folders(self.workspace, self.build.catalog)
         self.build, self.renderer, self.pages, self.shared_ids = None, None, {}, set()  # `deferred` and `generated` stay
         self.claims = claims.Memo()  # let the records go with the build
+        _forget_caches()
         gc.collect()  # the model's objects hold cycles: free them now, before the search index is made
         _give_back()
 
@@ -499,6 +504,28 @@ class _Made:
         if isinstance(kept, tuple):
             return [{"level": level, "id": anchor, "name": name, "children": []} for level, anchor, name in kept]
         return list(kept)
+
+
+def _preload() -> None:
+    """What the harvest loads once for the whole process, loaded before it: the confusables data
+    the id check reads (≈ 6 MB of small objects, and the modules it imports). Made in the middle
+    of the harvest, among the catalog's objects, it kept their memory from going back to the
+    system when the catalog was let go (Python's allocator gives back a 1 MB arena only once every
+    object in it is freed)."""
+    lookalike.skeleton("a")
+
+
+def _forget_caches() -> None:
+    """The caches keyed by the catalog's texts, schemas and URLs, emptied when it is let go (the
+    same reason as `_preload`): the remembered renderings, the compiled schemas and patterns,
+    and MkDocs' cache of normalized URL paths (filled by the relative links of our pages; a
+    cache only, filled again as needed)."""
+    forget_remembered()
+    jsonschemas.forget_compiled()
+    norm_parts = getattr(mkdocs_utils, "_norm_parts", None)
+    clear = getattr(norm_parts, "cache_clear", None)
+    if callable(clear):
+        clear()
 
 
 def _page_url(file_url: str) -> str:
