@@ -114,3 +114,28 @@ def test_a_disk_that_cannot_take_the_stage_after_on_files_is_a_clear_error(tmp_p
     assert "toolcatalog:" in done.stderr and "cannot be staged" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr, done.stderr
     assert not [name for name in os.listdir(root / "site") if name.startswith("toolcatalog-stage-")]
+
+
+CACHES_HOOK = '''
+import json
+from pathlib import Path
+from mkdocs.plugins import event_priority
+from toolcatalog import jsonschemas, render
+
+SEEN = {}
+
+
+@event_priority(200)  # the first page built: the catalog is let go (after on_files here, at on_env with the tools in the nav)
+def on_page_context(context, page, config, nav):
+    if not SEEN:
+        SEEN["remembered"] = len(render._remembered._kept)
+        SEEN["compiled"] = len(jsonschemas._COMPILED) + jsonschemas.compile_pattern.cache_info().currsize
+        Path(config.config_file_path).parent.joinpath("caches.json").write_text(json.dumps(SEEN))
+'''
+
+
+def test_the_caches_keyed_by_the_catalog_are_emptied_when_it_is_let_go(tmp_path: Path) -> None:
+    for nav_tools in (False, True):
+        root = _project(tmp_path / str(nav_tools), CACHES_HOOK, nav_tools=nav_tools)
+        build(root)
+        assert json.loads((root / "caches.json").read_text()) == {"remembered": 0, "compiled": 0}, nav_tools
