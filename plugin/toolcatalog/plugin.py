@@ -10,7 +10,9 @@ where MkDocs wants them:
 - `on_nav`: the catalog section (`nav.catalog_nav`).
 - `on_page_markdown` / `on_page_content`: titles, and the HTML the renderer made.
 - `on_env` (last): each deferred page's HTML and the outputs for agents made into a private folder
-  (`sitefiles.Stage`), and the build let go, before MkDocs builds the first page.
+  (`sitefiles.Stage`), and the build let go, before MkDocs builds the first page; when the nav
+  lists no tool page, all that is done after every plugin's `on_files` instead (priority -1000),
+  before MkDocs makes a page, and what lives on is copied once the catalog is freed.
 - `on_page_context` / `on_post_page`: the title as metadata while the page itself renders; a
   deferred page's HTML read back, and let go once written.
 - `on_post_build`: the outputs for agents moved into the site, first of every plugin's (a docs
@@ -149,8 +151,8 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
     # When the tool pages are made as MkDocs builds them (`_defer`) and the nav does not list them,
     # nothing after `on_files` needs the catalog but the pages' titles and headings, the nav's
     # index and the outputs: they are made then, after every plugin's `on_files`, and the catalog
-    # let go before MkDocs makes a single `Page` (`sitefiles.Stage`, `_Early`). What lives on
-    # from then is copied once the catalog is freed (`_Early.moved`), our `File`s too: a few
+    # let go before MkDocs makes a single `Page` (`sitefiles.Stage`, `_Made`). What lives on
+    # from then is copied once the catalog is freed (`_move`), our `File`s too: a few
     # small objects left among the catalog's would keep nearly all of its memory (Python's
     # allocator gives an arena back only when every object in it is freed). Otherwise the
     # catalog is let go at `on_env`, as below.
