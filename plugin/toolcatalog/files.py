@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 import stat
 import tempfile
 import time
@@ -270,6 +271,13 @@ def _hash_entry(digest: Any, path: Path, name: str, budget: _Budget) -> None:
 
 
 _DIGESTS: dict[tuple[Any, ...], bytes] = {}  # file identity -> content digest, for this process
+
+
+def remake_remembered() -> None:
+    """The remembered digests made again as new objects (the MkDocs plugin, once the catalog is let
+    go: made during the harvest, among the catalog's objects, they would keep its memory)."""
+    global _DIGESTS
+    _DIGESTS = pickle.loads(pickle.dumps(_DIGESTS, protocol=pickle.HIGHEST_PROTOCOL))  # our own bytes, made just now
 _MAX_REMEMBERED = 200_000
 _SETTLED_NS = 3_000_000_000
 

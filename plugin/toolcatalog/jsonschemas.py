@@ -595,6 +595,14 @@ _COMPILED: dict[int, tuple[Any, Compiled]] = {}  # id(schema) -> (that schema, w
 _COMPILED_MAX = 512  # schema objects kept compiled at once (all dropped when full)
 
 
+def forget_compiled() -> None:
+    """Let the schemas compiled for `Checker.reusing` and the compiled patterns go (the MkDocs
+    plugin, once the catalog is let go: they are the catalog's schemas and patterns)."""
+    _COMPILED.clear()
+    compile_pattern.cache_clear()
+    too_costly.cache_clear()
+
+
 class Checker:
     """Checks values against one schema (one `check_schema` accepted), all of them sharing one
     budget: `schemawork.FLOOR_UNITS` plus `schemawork.UNITS_PER_VALUE` for every JSON value of

@@ -10,7 +10,9 @@ where MkDocs wants them:
 - `on_nav`: the catalog section (`nav.catalog_nav`).
 - `on_page_markdown` / `on_page_content`: titles, and the HTML the renderer made.
 - `on_env` (last): each deferred page's HTML and the outputs for agents made into a private folder
-  (`sitefiles.Stage`), and the build let go, before MkDocs builds the first page.
+  (`sitefiles.Stage`), and the build let go, before MkDocs builds the first page; when the nav
+  lists no tool page, all that is done after every plugin's `on_files` instead (priority -1000),
+  before MkDocs makes a page, and what lives on is copied once the catalog is freed.
 - `on_page_context` / `on_post_page`: the title as metadata while the page itself renders; a
   deferred page's HTML read back, and let go once written.
 - `on_post_build`: the outputs for agents moved into the site, first of every plugin's (a docs
@@ -26,8 +28,11 @@ from __future__ import annotations
 import ctypes
 import functools
 import gc
+import pickle
+import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Container, cast
 
 from markupsafe import escape
 from mkdocs.config.defaults import MkDocsConfig
@@ -37,18 +42,20 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.structure.toc import get_toc
+from mkdocs import utils as mkdocs_utils
 from mkdocs.utils import get_relative_url
 
+from . import files as files_module
 from . import nav as catalog_nav
-from . import claims, outputs, pipeline, report, sitefiles
+from . import claims, jsonschemas, lookalike, outputs, pipeline, report, sitefiles
 from .config import ToolCatalogConfig, to_options
 from .discover import DiscoveryError
 from .links import SourceLink, source_links
-from .model import ERROR, Tool
+from .model import ERROR, Catalog, Tool
 from .options import Options, OptionsError
 from .outputs.site import Site
 from .placement import SITE_WARNINGS
-from .render import CSS_PATH, INDEX_TITLE, JS_PATH, Renderer, index_toc, shared_ids, templates_dir, tool_toc
+from .render import CSS_PATH, INDEX_TITLE, JS_PATH, Renderer, forget_remembered, index_toc, shared_ids, templates_dir, tool_toc
 
 if TYPE_CHECKING:
     from mkdocs.utils.templates import TemplateContext
@@ -76,6 +83,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         self.stage: sitefiles.Stage | None = None  # deferred pages' HTML and the outputs, made before the pages are built
         self.pending: outputs.Pending | None = None  # the outputs in the stage, until on_post_build moves them into the site
         self.watched: frozenset[str] | None = None  # the catalog's folders, for on_serve once the build is let go
+        self.made: _Made | None = None  # the generated pages' titles and headings, when the catalog went after on_files
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         if not self.config.enabled:
@@ -95,10 +103,11 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         self.source_link = source_links(self.options.source_uri, config.repo_url, config.edit_uri, config.docs_dir)
         return config
 
-    def on_files(self, files: Files, config: MkDocsConfig) -> Files | None:
+    def _harvest_files(self, files: Files, config: MkDocsConfig) -> Files | None:
         if not self.config.enabled or self.options is None or self.workspace is None:
             return None
         _big_blocks_mapped()  # before the harvest: see there
+        _preload()
         site = Site(url=config.site_url, name=config.site_name, description=config.site_description or "", repo_url=config.repo_url)
         user_pages = [f.src_uri for f in files.documentation_pages()]
         try:
@@ -126,7 +135,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
 
     def _add_pages(self, files: Files, config: MkDocsConfig, build: pipeline.Build) -> Files:
         """One generated page per tool, and the catalog index unless the docs have one."""
-        self.pages, self.deferred, self.defer = {}, set(), None
+        self.pages, self.deferred, self.defer, self.made = {}, set(), None, None
         self._close_stage()
         for tool in build.catalog.tools:
             # NOT_IN_NAV only silences MkDocs' "not in nav" notice: on_nav places these pages itself.
@@ -139,13 +148,103 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         self.generated = set(self.pages)
         return files
 
-    def on_nav(self, nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation | None:
-        if not self.config.enabled or self.build is None or self.options is None:
+    # When the tool pages are made as MkDocs builds them (`_defer`) and the nav does not list them,
+    # nothing after `on_files` needs the catalog but the pages' titles and headings, the nav's
+    # index and the outputs: they are made then, after every plugin's `on_files`, and the catalog
+    # let go before MkDocs makes a single `Page` (`sitefiles.Stage`, `_Made`). What lives on
+    # from then is copied once the catalog is freed (`_move`), our `File`s too: a few
+    # small objects left among the catalog's would keep nearly all of its memory (Python's
+    # allocator gives an arena back only when every object in it is freed). Otherwise the
+    # catalog is let go at `on_env`, as below.
+
+    @event_priority(-1000)  # after every plugin's on_files (-100 is MkDocs' "last"): the site's files are final
+    def _let_go_after_files(self, files: Files, config: MkDocsConfig) -> Files | None:
+        build, options = self.build, self.options
+        if not self.config.enabled or build is None or options is None or not self._defer(config):
             return None
+        if catalog_nav.list_tools(options.nav_tools, len(build.catalog.tools)):
+            return None  # the nav's tool pages are made from the catalog at on_nav
+        del build
+        self._stage_early(files, config)
+        return files
+
+    on_files = CombinedEvent(_harvest_files, _let_go_after_files)
+
+    def _stage_early(self, files: Files, config: MkDocsConfig) -> None:
+        build = self.build
+        assert build is not None
+        self._close_stage()
+        made = _Made(build.placement.index_page)
+        try:
+            self.stage = stage = sitefiles.Stage(Path(config.site_dir))
+            for src_uri, tool in self.pages.items():
+                file = files.get_file_from_path(src_uri)
+                if file is not None:
+                    stage.put_page(src_uri, self._html(src_uri, _page_url(file.url)))
+                    made.titles[src_uri] = self._title(tool)
+                    made.add_toc(src_uri, index_toc(build.catalog) if tool is None else tool_toc(tool))
+            made.ours = set(self.pages) | {t.page for t in build.catalog.tools} | {build.placement.index_page}
+            with self.claims.active():
+                self.pending = build.write_outputs_first(stage.outputs)
+            if self.workspace is not None:
+                self.watched = catalog_nav.catalog_folders(self.workspace, build.catalog)
+        except outputs.ExportError as exc:
+            self._close_stage()
+            raise PluginError(report.plain(f"toolcatalog: {exc}")) from None
+        except BaseException:
+            self._close_stage()
+            raise
+        finally:
+            del build
+            if self.stage is None:
+                self._let_go()
+        self._move(files, made)
+
+    def _move(self, files: Files, made: _Made) -> None:
+        """Let the catalog go, and copy what lives on once its memory is free (see above): our
+        `File`s, and every file after them, leave `files` meanwhile and come back in their order."""
+        ours = [f for f in files if f.src_uri in self.generated]
+        blob = _pack((made, self.pending, self.stage, self.generated, self.watched, ours))
+        if blob is None:  # something that cannot be copied (another plugin's object on a File): kept as it is
+            self.made = made
+            self._let_go()
+            return
+        tail = _take_from(files, {id(f) for f in ours})  # None for ours
+        folder = self.stage.folder if self.stage is not None else None
+        del made, ours
+        self.pending, self.stage, self.generated, self.watched = None, None, set(), None
+        self._let_go()
+        try:
+            self.made, self.pending, self.stage, self.generated, self.watched, copies = pickle.loads(blob)
+        except BaseException:
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+            raise
+        del blob
+        files_module.remake_remembered()
+        copied = iter(copies)
+        for file in tail:
+            files.append(next(copied) if file is None else file)
+        _give_back()
+
+    def on_nav(self, nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation | None:
+        if not self.config.enabled or self.options is None:
+            return None
+        if self.build is None:
+            if self.made is None:
+                return None
+            made = self.made  # the nav lists no tool page (`_let_go_after_files`): only the index, from no catalog
+            return catalog_nav.catalog_nav(nav, config, files, Catalog(Path(".")), self.options, made.index, made.ours)
         ours = set(self.pages) | {t.page for t in self.build.catalog.tools} | {self.build.placement.index_page}
         return catalog_nav.catalog_nav(nav, config, files, self.build.catalog, self.options, self.build.placement.index_page, ours)
 
     def on_page_markdown(self, markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str | None:
+        made = self.made
+        if made is not None and page.file.src_uri in made.titles:  # made before the catalog was let go
+            page.title = made.titles[page.file.src_uri]
+            if page.file.src_uri == made.index:
+                page.meta["hide"] = ["toc"]
+            return ""
         if page.file.src_uri not in self.pages:
             return None
         tool = self.pages[page.file.src_uri]
@@ -155,7 +254,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         # metadata is not empty, and with every tool in the nav that is a million lookups per
         # thousand tools. The page being rendered gets it as metadata too (`on_page_context`),
         # because Material's <title> prints `page.title` through `striptags`, which unescapes.
-        page.title = escape(catalog_nav.nav_title(tool, self.shared_ids)) if tool is not None else INDEX_TITLE
+        page.title = self._title(tool)
         if tool is None:
             # The index's table wants the width; Material reads `hide` (other themes ignore it and
             # show the index's short table of contents instead of an empty box).
@@ -233,6 +332,11 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         return None
 
     def on_page_content(self, html: str, /, *, page: Page, config: MkDocsConfig, files: Files) -> str | None:
+        made = self.made
+        if made is not None and page.file.src_uri in made.tocs:  # staged before the catalog was let go
+            page.toc = get_toc(cast(Any, made.take_toc(page.file.src_uri)))
+            self.deferred.add(page.file.src_uri)
+            return ""
         if page.file.src_uri not in self.pages or self.build is None or self.renderer is None:
             return None
         tool = self.pages[page.file.src_uri]
@@ -242,12 +346,18 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             return ""
         return self._page_html(page)
 
+    def _title(self, tool: Tool | None) -> str:
+        return escape(catalog_nav.nav_title(tool, self.shared_ids)) if tool is not None else INDEX_TITLE
+
     def _page_html(self, page: Page) -> str:
+        return self._html(page.file.src_uri, page.url)
+
+    def _html(self, src_uri: str, page_url: str) -> str:
         assert self.build is not None and self.renderer is not None
-        tool = self.pages[page.file.src_uri]
+        tool = self.pages[src_uri]
 
         def url_for(target: str) -> str:
-            return get_relative_url(target, page.url) if target else "."
+            return get_relative_url(target, page_url) if target else "."
 
         with self.claims.active():
             if tool is None:
@@ -303,6 +413,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             self.watched = catalog_nav.catalog_folders(self.workspace, self.build.catalog)
         self.build, self.renderer, self.pages, self.shared_ids = None, None, {}, set()  # `deferred` and `generated` stay
         self.claims = claims.Memo()  # let the records go with the build
+        _forget_caches()
         gc.collect()  # the model's objects hold cycles: free them now, before the search index is made
         _give_back()
 
@@ -365,6 +476,83 @@ def _big_blocks_mapped() -> None:
         return
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     mallopt(M_MMAP_THRESHOLD, BIG_BLOCK)
+
+
+@dataclass
+class _Made:
+    """What MkDocs asks of the generated pages after `on_files` when the catalog is let go there
+    (`ToolCatalogPlugin._let_go_after_files`): each page's title and headings (taken once
+    used), the catalog index's page, and the pages the catalog section is made of."""
+
+    index: str  # the catalog index's src_uri
+    titles: dict[str, str] = field(default_factory=dict)  # src_uri -> the title (escaped: `on_page_markdown`)
+    tocs: dict[str, Any] = field(default_factory=dict)  # src_uri -> its headings, one object per distinct list (`add_toc`)
+    ours: set[str] = field(default_factory=set)  # for `nav.catalog_nav`
+    _distinct: dict[Any, Any] = field(default_factory=dict)
+
+    def add_toc(self, src_uri: str, entries: list[dict[str, Any]]) -> None:
+        """A page's headings as `render.tool_toc` gives them, kept as one tuple per distinct list
+        (a few kinds of tool page: thousands of pages, a few dozen tuples) when each is a heading
+        without children, else as given."""
+        if all(set(e) == {"level", "id", "name", "children"} and e["children"] == [] for e in entries):
+            key: Any = tuple((e["level"], e["id"], e["name"]) for e in entries)
+            self.tocs[src_uri] = self._distinct.setdefault(key, key)
+        else:
+            self.tocs[src_uri] = entries
+
+    def take_toc(self, src_uri: str) -> list[dict[str, Any]]:
+        """The page's headings as `add_toc` was given them, once."""
+        kept = self.tocs.pop(src_uri)
+        if isinstance(kept, tuple):
+            return [{"level": level, "id": anchor, "name": name, "children": []} for level, anchor, name in kept]
+        return list(kept)
+
+
+def _preload() -> None:
+    """What the harvest loads once for the whole process, loaded before it: the confusables data
+    the id check reads (≈ 6 MB of small objects, and the modules it imports). Made in the middle
+    of the harvest, among the catalog's objects, it kept their memory from going back to the
+    system when the catalog was let go (Python's allocator gives back a 1 MB arena only once every
+    object in it is freed)."""
+    lookalike.skeleton("a")
+
+
+def _forget_caches() -> None:
+    """The caches keyed by the catalog's texts, schemas and URLs, emptied when it is let go (the
+    same reason as `_preload`): the remembered renderings, the compiled schemas and patterns,
+    and MkDocs' cache of normalized URL paths (filled by the relative links of our pages; a
+    cache only, filled again as needed)."""
+    forget_remembered()
+    jsonschemas.forget_compiled()
+    norm_parts = getattr(mkdocs_utils, "_norm_parts", None)
+    clear = getattr(norm_parts, "cache_clear", None)
+    if callable(clear):
+        clear()
+
+
+def _page_url(file_url: str) -> str:
+    """The URL MkDocs' `Page` of a file has (`Page.url`): the site's root is ''."""
+    return "" if file_url in (".", "./") else file_url
+
+
+def _pack(kept: Any) -> bytes | None:
+    """`kept` as one block of bytes, to be made again as new objects (None: it cannot be copied)."""
+    try:
+        return pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
+        return None
+
+
+def _take_from(files: Files, ours: Container[int]) -> list[File | None]:
+    """The files from the first of `ours` (by id) to the last file, removed from `files`, in their
+    order, None in place of each of ours (nothing here keeps one alive)."""
+    listed = list(files)
+    first = next((n for n, f in enumerate(listed) if id(f) in ours), len(listed))
+    tail: list[File | None] = []
+    for file in listed[first:]:
+        files.remove(file)
+        tail.append(None if id(file) in ours else file)
+    return tail
 
 
 def _log_published(published: sitefiles.Published) -> None:

@@ -177,6 +177,7 @@ def similarity(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 MAX_NAMED = 5  # other tools a near-duplicate finding names; the count says how many more
+MAX_CANDIDATES = 64  # sets each word's index keeps (`_similar_pairs`): what bounds the comparisons
 
 
 def near_duplicates(tools: list[Tool]) -> list[tuple[Tool, list[Tool]]]:
@@ -208,19 +209,30 @@ def _description_groups(tools: list[Tool]) -> dict[frozenset[str], list[int]]:
     return groups
 
 
-def _similar_pairs(sets: list[frozenset[str]]) -> Iterator[tuple[int, int]]:
-    """Every pair (i, j) of word sets at least NEAR_DUPLICATE alike, once, j < i, each i's in
-    increasing j (a prefix index over the rarest words: only sets sharing one are compared)."""
+def _similar_pairs(sets: list[frozenset[str]], inexact: list[bool] | None = None) -> Iterator[tuple[int, int]]:
+    """The pairs (i, j) of word sets at least NEAR_DUPLICATE alike, once, j < i, each i's in
+    increasing j (a prefix index over the rarest words: only sets sharing one are compared).
+
+    Each word's index keeps its first MAX_CANDIDATES sets only: a word thousands of sets share
+    adds at most that many comparisons for each set, never one per set, so the work grows with the
+    number of sets, not with its square. Every pair is found for a set that was put in the index
+    of each of its prefix words (none was full when it came): it and every set alike are compared.
+    A set that came to a full index may miss some: `inexact[i]` is then set True (when a list is
+    given), and its pairs found are a lower bound."""
     frequency = Counter(w for ws in sets for w in ws)
     index: dict[str, list[int]] = {}
     for i, ws in enumerate(sets):
         ordered = sorted(ws, key=lambda w: (frequency[w], w))
         prefix = ordered[: len(ordered) - math.ceil(NEAR_DUPLICATE * len(ordered)) + 1]
-        for j in sorted({j for w in prefix for j in index.get(w, [])}):
+        for j in sorted({j for w in prefix for j in index.get(w, ())}):
             if similarity(ws, sets[j]) >= NEAR_DUPLICATE:
                 yield i, j
         for w in prefix:
-            index.setdefault(w, []).append(i)
+            kept = index.setdefault(w, [])
+            if len(kept) < MAX_CANDIDATES:
+                kept.append(i)
+            elif inexact is not None:
+                inexact[i] = True
 
 
 def _similar_groups(tools: list[Tool]) -> tuple[dict[frozenset[str], list[int]], list[array[int]]]:
@@ -236,11 +248,12 @@ def _similar_groups(tools: list[Tool]) -> tuple[dict[frozenset[str], list[int]],
     return groups, similar
 
 
-def _near_duplicate_summaries(tools: list[Tool]) -> Iterator[tuple[Tool, list[Tool], int]]:
+def _near_duplicate_summaries(tools: list[Tool], inexact: list[bool] | None = None) -> Iterator[tuple[Tool, list[Tool], int]]:
     """`near_duplicates`, each tool with only the first MAX_NAMED others and how many there are:
     never a list of every other tool for every tool, nor of every similar group for every group
-    (`_similar_counts`)."""
-    groups, counts, lowest = _similar_counts(tools)
+    (`_similar_counts`). `inexact`, when given, gets one entry per tool yielded: True when its
+    count is only a lower bound (see `_similar_pairs`)."""
+    groups, counts, lowest, bounds = _bounded_counts(tools)
     sets = list(groups)
     for i, ws in enumerate(sets):
         count = counts[i] + len(groups[ws]) - 1
@@ -249,34 +262,53 @@ def _near_duplicate_summaries(tools: list[Tool]) -> Iterator[tuple[Tool, list[To
         near = [groups[sets[j]] for j in sorted(lowest[i])]
         first = heapq.nsmallest(MAX_NAMED + 1, (m for g in (groups[ws], *near) for m in g))
         for own in groups[ws]:
+            if inexact is not None:
+                inexact.append(bounds[i])
             yield tools[own], [tools[m] for m in first if m != own][:MAX_NAMED], count
 
 
 def _similar_counts(tools: list[Tool]) -> tuple[dict[frozenset[str], list[int]], list[int], list[list[int]]]:
+    """`_bounded_counts` without whether each count is exact."""
+    groups, counts, lowest, _inexact = _bounded_counts(tools)
+    return groups, counts, lowest
+
+
+def _bounded_counts(tools: list[Tool]) -> tuple[dict[frozenset[str], list[int]], list[int], list[list[int]], list[bool]]:
     """`_similar_groups` kept small: for each group, how many tools the similar groups hold, and
     the MAX_NAMED + 1 lowest of those groups. Groups are numbered in the order of their first tool,
     so the first tools of any similar groups are among the lowest groups' (a catalog of
     near-identical descriptions pairs thousands of groups with thousands each: the full lists
-    took ≈ 70 MB at 5,000 tools)."""
+    took ≈ 70 MB at 5,000 tools); and for each group whether its count is only a lower bound
+    (`_similar_pairs`)."""
     groups = _description_groups(tools)
     sets = list(groups)
     sizes = [len(groups[ws]) for ws in sets]
     counts = [0] * len(sets)
     lowest: list[list[int]] = [[] for _ in sets]
-    for i, j in _similar_pairs(sets):  # each i's in increasing j
+    inexact = [False] * len(sets)
+    for i, j in _similar_pairs(sets, inexact):  # each i's in increasing j
         counts[i] += sizes[j]
         counts[j] += sizes[i]
         if len(lowest[i]) <= MAX_NAMED:
             lowest[i].append(j)
         if len(lowest[j]) <= MAX_NAMED:
             lowest[j].append(i)
-    return groups, counts, lowest
+    return groups, counts, lowest, inexact
 
 
 def _near_duplicates(tools: list[Tool]) -> Iterator[tuple[Tool, Diagnostic]]:
-    for tool, others, count in _near_duplicate_summaries(tools):
+    inexact: list[bool] = []
+    for tool, others, count in _near_duplicate_summaries(tools, inexact):
         named = ", ".join(f"`{o.id}`" for o in others[:MAX_NAMED])
-        more = f" and {count - MAX_NAMED} more" if count > MAX_NAMED else ""
+        more = _more(count, inexact[-1])
         yield tool, _finding(tool, "quality-near-duplicate",
                              f"the description shares at least {NEAR_DUPLICATE:.0%} of its words with that of {named}{more}: "
                              "an agent cannot tell which to pick", _line(tool, "description"))
+
+
+def _more(count: int, lower_bound: bool) -> str:
+    """How many more near-duplicates than the finding names: exact, or (when the search was
+    bounded, see `_similar_pairs`) at least that many, perhaps others."""
+    if not lower_bound:
+        return f" and {count - MAX_NAMED} more" if count > MAX_NAMED else ""
+    return f" and at least {count - MAX_NAMED} more" if count > MAX_NAMED else " and perhaps others"

@@ -124,6 +124,12 @@ class _Remembered:
 _remembered = _Remembered()
 
 
+def forget_remembered() -> None:
+    """Let the remembered renderings go (the MkDocs plugin, once the catalog is let go: their keys
+    are the catalog's texts, and nothing renders again in that build)."""
+    _remembered.cache_clear()
+
+
 # A table's delimiter row (`|---|:--:|`), after any quote markers and indentation.
 _DELIMITER_ROW = re.compile(r"^[\s>]*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$|^[\s>]*\|\s*:?-+:?\s*\|\s*$")
 

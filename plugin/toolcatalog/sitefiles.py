@@ -193,23 +193,29 @@ class Stage:
         except OSError as exc:
             raise ExportError(f"no staging folder can be made in {site_dir}: {exc.strerror or exc}") from None
         self.outputs = self.folder / "outputs"
-        self.pages: dict[str, Path] = {}  # page src_uri -> its HTML's file
+        self.pages: dict[str, int] = {}  # page src_uri -> the number of its HTML's file (`_page_file`): no Path per page kept
+        self.made = 0  # pages put
+
+    def _page_file(self, number: int) -> Path:
+        return self.folder / f"page-{number}.html"
 
     def put_page(self, src_uri: str, html: str) -> None:
         """Raises ExportError (a full disk)."""
-        path = self.folder / f"page-{len(self.pages)}.html"
+        path = self._page_file(self.made)
         try:
             path.write_text(html, encoding="utf-8")
         except OSError as exc:
             raise ExportError(f"the page of {src_uri} cannot be staged in {self.folder}: {exc.strerror or exc}") from None
-        self.pages[src_uri] = path
+        self.pages[src_uri] = self.made
+        self.made += 1
 
     def take_page(self, src_uri: str) -> str | None:
         """The page's HTML, once (None: not staged). Raises ExportError when the staged file is
         gone (another build of the same site_dir cleaned it away meanwhile)."""
-        path = self.pages.pop(src_uri, None)
-        if path is None:
+        number = self.pages.pop(src_uri, None)
+        if number is None:
             return None
+        path = self._page_file(number)
         try:
             return path.read_text(encoding="utf-8")
         except OSError as exc:
