@@ -103,3 +103,44 @@ def test_the_near_duplicate_messages_do_not_depend_on_the_hash_seed(tmp_path: Pa
     out = {subprocess.run([sys.executable, "-c", script, here], capture_output=True, text=True, check=True,
                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("0", "1", "12345")}
     assert len(out) == 1, out
+
+
+# -- the catalog let go after on_files ----------------------------------------------------------
+
+ODD_OBJECT_HOOK = '''
+from mkdocs.plugins import event_priority
+
+
+class Unpicklable:
+    """An object another plugin might hang on a File: it refuses to be copied, not with a TypeError."""
+
+    def __reduce__(self):
+        raise RuntimeError("this object cannot be copied")
+
+
+@event_priority(-500)  # after the plugin made its files, before it lets the catalog go (-1000)
+def on_files(files, config):
+    for file in files:
+        if file.src_uri.startswith("tools/"):
+            file.extra = Unpicklable()
+    return files
+
+
+def on_page_markdown(markdown, page, config, files):
+    if page.file.src_uri.startswith("tools/"):
+        assert isinstance(page.file.extra, Unpicklable)  # the plugin's own object, still there
+    return markdown
+'''
+
+
+def test_an_object_on_a_file_that_refuses_any_way_to_be_copied_keeps_the_files_as_they_are(tmp_path: Path) -> None:
+    from test_memory_early import LATER_CONTENT_HOOK, _project
+
+    from sitebuild import build, files_under
+
+    early = _project(tmp_path / "early", ODD_OBJECT_HOOK)
+    result = build(early, "--strict", check=False)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stdout + result.stderr
+    later = _project(tmp_path / "later", LATER_CONTENT_HOOK)
+    build(later, "--strict")
+    assert files_under(early / "site") == files_under(later / "site")

@@ -536,10 +536,12 @@ def _page_url(file_url: str) -> str:
 
 
 def _pack(kept: Any) -> bytes | None:
-    """`kept` as one block of bytes, to be made again as new objects (None: it cannot be copied)."""
+    """`kept` as one block of bytes, to be made again as new objects (None: it cannot be copied).
+    Any exception: another plugin's object on a `File` may refuse in its own way (its
+    `__reduce__` raising what it likes), and the files are then kept as they are."""
     try:
         return pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
-    except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
+    except Exception:
         return None
 
 
