@@ -144,3 +144,27 @@ def test_an_object_on_a_file_that_refuses_any_way_to_be_copied_keeps_the_files_a
     later = _project(tmp_path / "later", LATER_CONTENT_HOOK)
     build(later, "--strict")
     assert files_under(early / "site") == files_under(later / "site")
+
+
+MOVING_HOOK = '''
+from mkdocs.plugins import event_priority
+
+
+@event_priority(-2000)  # after the plugin let the catalog go (-1000): the page was made for its URL then
+def on_files(files, config):
+    file = files.get_file_from_path("tools/alpha-tool.md")
+    file.dest_uri, file.url = "deep/er/alpha/index.html", "deep/er/alpha/"
+    return files
+'''
+
+
+def test_a_page_another_plugin_moves_after_it_was_staged_is_named_in_a_warning(tmp_path: Path) -> None:
+    from test_memory_early import _project
+
+    from sitebuild import build
+
+    root = _project(tmp_path, MOVING_HOOK)
+    result = build(root, "--strict", check=False)
+    assert result.returncode == 1, result.stderr
+    assert "tools/alpha-tool.md moved from tools/alpha-tool/ to deep/er/alpha/ after the plugin made its page" in result.stderr, result.stderr
+    assert "beta-tool.md moved" not in result.stderr
