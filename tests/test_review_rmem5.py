@@ -168,3 +168,25 @@ def test_a_page_another_plugin_moves_after_it_was_staged_is_named_in_a_warning(t
     assert result.returncode == 1, result.stderr
     assert "tools/alpha-tool.md moved from tools/alpha-tool/ to deep/er/alpha/ after the plugin made its page" in result.stderr, result.stderr
     assert "beta-tool.md moved" not in result.stderr
+
+
+INTERRUPT_HOOK = '''
+def on_page_markdown(markdown, page, config, files):
+    if page.file.src_uri == "about.md":
+        raise KeyboardInterrupt  # Ctrl-C while the pages are read: no on_build_error
+    return markdown
+'''
+
+
+def test_a_build_interrupted_after_the_stage_was_made_leaves_no_stage_in_site_dir(tmp_path: Path) -> None:
+    import os
+
+    from test_memory_early import _project
+
+    from sitebuild import build
+
+    root = _project(tmp_path, INTERRUPT_HOOK)
+    result = build(root, host="mkdocs", check=False)
+    assert result.returncode == 1 and "Aborted!" in result.stderr, result.stderr  # click on a KeyboardInterrupt
+    assert (root / "site").is_dir()
+    assert not [name for name in os.listdir(root / "site") if name.startswith("toolcatalog-stage-")]
