@@ -356,7 +356,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             return
         staged = made.url_of(page.file.src_uri, _default_url(page.file.src_uri, config))
         if page.file.url != staged:
-            log.warning("toolcatalog: %s moved from %s to %s after the plugin made its page (by another plugin, after "
+            log.warning("%s moved from %s to %s after the plugin made its page (by another plugin, after "
                         "on_files); its relative links point from where it was", report.printable(page.file.src_uri),
                         report.printable(staged), report.printable(page.file.url))
 
@@ -438,10 +438,10 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             return
         published, finished = sitefiles.outputs_last(early, Path(config.site_dir))
         for path in finished.changed:
-            log.warning("toolcatalog: %s was rewritten after the plugin wrote it (by another plugin); the digest manifest "
+            log.warning("%s was rewritten after the plugin wrote it (by another plugin); the digest manifest "
                         "lists it as it is now", report.printable(path))
         for path in finished.gone:
-            log.warning("toolcatalog: %s was removed after the plugin wrote it (by another plugin); the digest manifest "
+            log.warning("%s was removed after the plugin wrote it (by another plugin); the digest manifest "
                         "does not list it", report.printable(path))
         _log_published(published)
 
@@ -590,7 +590,7 @@ def _log_published(published: sitefiles.Published) -> None:
     for path in published.overridden:
         log.info("%s exists in docs_dir; it replaces the generated one", report.printable(path))
     for path in published.skipped:
-        log.warning("toolcatalog: %s in site_dir is not a regular file; the digest manifest does not list it", report.printable(path))
+        log.warning("%s in site_dir is not a regular file; the digest manifest does not list it", report.printable(path))
     log.info("wrote %d files for agents (catalog, schema, per-tool JSON, MCP tools, llms.txt, digest manifest)", len(published.files))
     if published.catalog_digest:  # the trust anchors of `toolcatalog verify --digest`
         log.info("catalog digest %s", published.catalog_digest)
