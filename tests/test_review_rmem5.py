@@ -101,7 +101,7 @@ def test_the_near_duplicate_messages_do_not_depend_on_the_hash_seed(tmp_path: Pa
               "print(hashlib.sha256(repr([d.message for _x, d in quality._near_duplicates(tools)]).encode()).hexdigest())\n")
     here = str(Path(__file__).parent)
     out = {subprocess.run([sys.executable, "-c", script, here], capture_output=True, text=True, check=True,
-                          env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("0", "1", "12345")}
+                          env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("0", "1")}
     assert len(out) == 1, out
 
 
