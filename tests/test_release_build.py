@@ -74,4 +74,4 @@ def test_an_output_another_plugin_rewrites_later_is_listed_as_it_is(tmp_path: Pa
     assert (site / "llms.txt").read_text() == "another plugin's llms.txt\n"
     listed = json.loads((site / "catalog.digests.json").read_text())["files"]["llms.txt"]
     assert listed["sha256"] == hashlib.sha256((site / "llms.txt").read_bytes()).hexdigest()
-    assert "llms.txt was rewritten after the plugin wrote it" in result.stderr
+    assert "WARNING -  toolcatalog: llms.txt was rewritten after the plugin wrote it" in result.stderr  # the logger's prefix, once

@@ -181,6 +181,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
                 file = files.get_file_from_path(src_uri)
                 if file is not None:
                     stage.put_page(src_uri, self._html(src_uri, _page_url(file.url)))
+                    made.note_url(src_uri, file.url, _default_url(src_uri, config))
                     made.titles[src_uri] = self._title(tool)
                     made.add_toc(src_uri, index_toc(build.catalog) if tool is None else tool_toc(tool))
             made.ours = set(self.pages) | {t.page for t in build.catalog.tools} | {build.placement.index_page}
@@ -319,6 +320,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
                     raise PluginError(report.plain(f"toolcatalog: {exc}")) from None
                 if staged is not None:
                     page.content = staged
+                    self._check_url(page, config)
                 elif self.build is not None:  # no on_env came (a host that has none): made now
                     page.content = self._page_html(page)
         return None
@@ -345,6 +347,18 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             self.deferred.add(page.file.src_uri)
             return ""
         return self._page_html(page)
+
+    def _check_url(self, page: Page, config: MkDocsConfig) -> None:
+        """A warning when another plugin moved a page staged after `on_files` (its relative links
+        were made for the URL it had then, and the catalog is gone: they cannot be made again)."""
+        made = self.made
+        if made is None:
+            return
+        staged = made.url_of(page.file.src_uri, _default_url(page.file.src_uri, config))
+        if page.file.url != staged:
+            log.warning("%s moved from %s to %s after the plugin made its page (by another plugin, after "
+                        "on_files); its relative links point from where it was", report.printable(page.file.src_uri),
+                        report.printable(staged), report.printable(page.file.url))
 
     def _title(self, tool: Tool | None) -> str:
         return escape(catalog_nav.nav_title(tool, self.shared_ids)) if tool is not None else INDEX_TITLE
@@ -424,10 +438,10 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             return
         published, finished = sitefiles.outputs_last(early, Path(config.site_dir))
         for path in finished.changed:
-            log.warning("toolcatalog: %s was rewritten after the plugin wrote it (by another plugin); the digest manifest "
+            log.warning("%s was rewritten after the plugin wrote it (by another plugin); the digest manifest "
                         "lists it as it is now", report.printable(path))
         for path in finished.gone:
-            log.warning("toolcatalog: %s was removed after the plugin wrote it (by another plugin); the digest manifest "
+            log.warning("%s was removed after the plugin wrote it (by another plugin); the digest manifest "
                         "does not list it", report.printable(path))
         _log_published(published)
 
@@ -488,6 +502,7 @@ class _Made:
     titles: dict[str, str] = field(default_factory=dict)  # src_uri -> the title (escaped: `on_page_markdown`)
     tocs: dict[str, Any] = field(default_factory=dict)  # src_uri -> its headings, one object per distinct list (`add_toc`)
     ours: set[str] = field(default_factory=set)  # for `nav.catalog_nav`
+    moved: dict[str, str] = field(default_factory=dict)  # src_uri -> its URL when staged, where not MkDocs' default (`note_url`)
     _distinct: dict[Any, Any] = field(default_factory=dict)
 
     def add_toc(self, src_uri: str, entries: list[dict[str, Any]]) -> None:
@@ -499,6 +514,15 @@ class _Made:
             self.tocs[src_uri] = self._distinct.setdefault(key, key)
         else:
             self.tocs[src_uri] = entries
+
+    def note_url(self, src_uri: str, url: str, default: str) -> None:
+        """The URL the page's links were made for, kept only where it is not the default one."""
+        if url != default:
+            self.moved[src_uri] = url
+
+    def url_of(self, src_uri: str, default: str) -> str:
+        """The URL the page's links were made for (`note_url`)."""
+        return self.moved.get(src_uri, default)
 
     def take_toc(self, src_uri: str) -> list[dict[str, Any]]:
         """The page's headings as `add_toc` was given them, once."""
@@ -530,16 +554,23 @@ def _forget_caches() -> None:
         clear()
 
 
+def _default_url(src_uri: str, config: MkDocsConfig) -> str:
+    """The URL MkDocs gives a file of that path unless a plugin changes it."""
+    return File(src_uri, None, config.site_dir, config.use_directory_urls).url
+
+
 def _page_url(file_url: str) -> str:
     """The URL MkDocs' `Page` of a file has (`Page.url`): the site's root is ''."""
     return "" if file_url in (".", "./") else file_url
 
 
 def _pack(kept: Any) -> bytes | None:
-    """`kept` as one block of bytes, to be made again as new objects (None: it cannot be copied)."""
+    """`kept` as one block of bytes, to be made again as new objects (None: it cannot be copied).
+    Any exception: another plugin's object on a `File` may refuse in its own way (its
+    `__reduce__` raising what it likes), and the files are then kept as they are."""
     try:
         return pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
-    except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
+    except Exception:
         return None
 
 
@@ -559,7 +590,7 @@ def _log_published(published: sitefiles.Published) -> None:
     for path in published.overridden:
         log.info("%s exists in docs_dir; it replaces the generated one", report.printable(path))
     for path in published.skipped:
-        log.warning("toolcatalog: %s in site_dir is not a regular file; the digest manifest does not list it", report.printable(path))
+        log.warning("%s in site_dir is not a regular file; the digest manifest does not list it", report.printable(path))
     log.info("wrote %d files for agents (catalog, schema, per-tool JSON, MCP tools, llms.txt, digest manifest)", len(published.files))
     if published.catalog_digest:  # the trust anchors of `toolcatalog verify --digest`
         log.info("catalog digest %s", published.catalog_digest)

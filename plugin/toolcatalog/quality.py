@@ -178,6 +178,7 @@ def similarity(a: frozenset[str], b: frozenset[str]) -> float:
 
 MAX_NAMED = 5  # other tools a near-duplicate finding names; the count says how many more
 MAX_CANDIDATES = 64  # sets each word's index keeps (`_similar_pairs`): what bounds the comparisons
+MAX_COMPARED = 4 * MAX_CANDIDATES  # comparisons each set makes at most (`_similar_pairs`), whatever its length
 
 
 def near_duplicates(tools: list[Tool]) -> list[tuple[Tool, list[Tool]]]:
@@ -218,13 +219,19 @@ def _similar_pairs(sets: list[frozenset[str]], inexact: list[bool] | None = None
     number of sets, not with its square. Every pair is found for a set that was put in the index
     of each of its prefix words (none was full when it came): it and every set alike are compared.
     A set that came to a full index may miss some: `inexact[i]` is then set True (when a list is
-    given), and its pairs found are a lower bound."""
+    given), and its pairs found are a lower bound.
+
+    A long description has a long prefix, and many words each shared by up to MAX_CANDIDATES
+    sets still make every set a candidate of every other (a hundred words each: a quarter of all
+    pairs compared): each set is compared with its first MAX_COMPARED candidates only, and when
+    it has more, it and each candidate left out are marked inexact (a pair not compared leaves
+    both counts a lower bound)."""
     frequency = Counter(w for ws in sets for w in ws)
     index: dict[str, list[int]] = {}
     for i, ws in enumerate(sets):
         ordered = sorted(ws, key=lambda w: (frequency[w], w))
         prefix = ordered[: len(ordered) - math.ceil(NEAR_DUPLICATE * len(ordered)) + 1]
-        for j in sorted({j for w in prefix for j in index.get(w, ())}):
+        for j in _compared(i, sorted({j for w in prefix for j in index.get(w, ())}), inexact):
             if similarity(ws, sets[j]) >= NEAR_DUPLICATE:
                 yield i, j
         for w in prefix:
@@ -233,6 +240,17 @@ def _similar_pairs(sets: list[frozenset[str]], inexact: list[bool] | None = None
                 kept.append(i)
             elif inexact is not None:
                 inexact[i] = True
+
+
+def _compared(i: int, candidates: list[int], inexact: list[bool] | None) -> list[int]:
+    """The first MAX_COMPARED of set i's candidates; those left out, and i, marked inexact."""
+    if len(candidates) <= MAX_COMPARED:
+        return candidates
+    if inexact is not None:
+        inexact[i] = True
+        for j in candidates[MAX_COMPARED:]:
+            inexact[j] = True
+    return candidates[:MAX_COMPARED]
 
 
 def _similar_groups(tools: list[Tool]) -> tuple[dict[frozenset[str], list[int]], list[array[int]]]:

@@ -4,6 +4,7 @@ read once, no link followed (a link is listed by what it is, never read through)
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import shutil
@@ -172,6 +173,19 @@ def sweep_stale_stages(site_dir: Path) -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+_OPEN_STAGES: set[str] = set()  # the stages of this process not closed yet (`_remove_open_stages`)
+
+
+@atexit.register
+def _remove_open_stages() -> None:
+    """The stages a build interrupted in this process left (a KeyboardInterrupt is no `Exception`:
+    MkDocs calls no `on_build_error` for it), removed when the interpreter exits, not left for
+    the next build's sweep."""
+    for folder in sorted(_OPEN_STAGES):
+        shutil.rmtree(folder, ignore_errors=True)
+    _OPEN_STAGES.clear()
+
+
 class Stage:
     """A private folder (mode 0700, a fresh name made in `site_dir`: on the site's disk, never in a
     RAM-backed /tmp, and removed by MkDocs' next clean if a build is killed) where the MkDocs
@@ -189,6 +203,7 @@ class Stage:
             site_dir.mkdir(parents=True, exist_ok=True)
             sweep_stale_stages(site_dir)
             self.folder = Path(tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=site_dir))
+            _OPEN_STAGES.add(str(self.folder))
             self.folder.joinpath(STAGE_MARK).write_text(f"{os.getpid()}\n", encoding="ascii")
         except OSError as exc:
             raise ExportError(f"no staging folder can be made in {site_dir}: {exc.strerror or exc}") from None
@@ -226,6 +241,7 @@ class Stage:
 
     def close(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
+        _OPEN_STAGES.discard(str(self.folder))  # a copy of the stage (the plugin's `_move`) closes it too
         self.pages = {}
 
 
