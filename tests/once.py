@@ -27,6 +27,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import sys
 import threading
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -55,6 +56,16 @@ def shared(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], No
 
 
 ENVIRONMENT: dict[str, str] = dict(os.environ)  # when conftest.py imported this, before any fixture
+
+
+def installer(python: Path) -> list[str]:
+    """The command that installs packages into the venv of `python`: the uv that .ci/dev.py put
+    beside the suite's interpreter (it downloads and unpacks in parallel, and compiles nothing),
+    else this interpreter's pip without byte-compiling (each run compiles what it imports)."""
+    uv = Path(sys.executable).parent / "uv"
+    if uv.is_file():
+        return [str(uv), "pip", "install", "--quiet", "--python", str(python)]
+    return [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-compile"]
 Start = TypeVar("Start", bound=Callable[[pytest.TempPathFactory], object])
 AHEAD: dict[str, Callable[[pytest.TempPathFactory], object]] = {}
 

@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import venv
 from html.parser import HTMLParser
 from pathlib import Path
@@ -38,13 +37,13 @@ AGENT_FILES = ("catalog.json", "mcp-tools.json", "llms.txt")
 
 
 def _venv(where: Path, requirement: str) -> Path:
-    """A fresh venv with `requirement` installed, or a skip naming why pip could not install it."""
-    venv.EnvBuilder(with_pip=False).create(where)  # installed into by this interpreter's pip: no ensurepip per venv
+    """A fresh venv with `requirement` installed, or a skip naming why it could not be installed."""
+    venv.EnvBuilder(with_pip=False).create(where)  # installed into by `once.installer`: no ensurepip per venv
     env = {**once.ENVIRONMENT, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}  # begun ahead, in a thread
     env.pop("PYTHONPATH", None)
-    # --no-compile: the generator's Python compiles what it imports when it first runs (into the
-    # suite's PYTHONPYCACHEPREFIX where one is set, which never reads the venv's own compiled files).
-    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(where / "bin" / "python"), "install", "--quiet", "--no-compile", requirement],
+    # Nothing byte-compiled: the generator's Python compiles what it imports when it first runs (into
+    # the suite's PYTHONPYCACHEPREFIX where one is set, which never reads the venv's own compiled files).
+    done = subprocess.run([*once.installer(where / "bin" / "python"), requirement],
                           capture_output=True, text=True, timeout=300, env=env)
     if done.returncode != 0:
         pytest.skip(f"cannot install {requirement} from the package index: {done.stderr.strip()[-500:]}")

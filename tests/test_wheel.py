@@ -113,10 +113,10 @@ def test_distributions_pass_twine_check_and_carry_the_license(dist: Path) -> Non
 
 
 def new_venv(where: Path, *requirements: str) -> None:
-    """A fresh venv in `where` with `requirements` installed by this interpreter's pip (no ensurepip
-    per venv; no byte-compiling of every installed module: each run compiles what it imports)."""
+    """A fresh venv in `where` with `requirements` installed by the suite's installer (`once.installer`:
+    no ensurepip per venv; no byte-compiling of every installed module: each run compiles what it imports)."""
     venv.EnvBuilder(with_pip=False).create(where)
-    run([sys.executable, "-m", "pip", "--python", str(where / "bin" / "python"), "install", "--quiet", "--no-compile", *requirements],
+    run([*once.installer(where / "bin" / "python"), *requirements],
         cwd=where.parent, base=once.ENVIRONMENT)
 
 
