@@ -24,7 +24,10 @@ ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
-UV = "uv>=0.9,<1"  # the installer for .venv (see `install`); only this script uses it
+UV = "uv>=0.9,<1"  # the installer for .venv (see `install`); only this script and the tests' venvs use it
+# Kept out of .venv/bin, which is on the PATH of every process the suite starts: a tool that calls
+# `uv` (the corpus's smart tools do) must find none there, as on a machine without it.
+UV_HOME = VENV / "uv"
 
 
 def run(*argv: str | os.PathLike[str]) -> None:
@@ -53,9 +56,9 @@ def install(requirement: str) -> None:
     uv where it can be had from the package index: it resolves, downloads and compiles in parallel,
     a clean clone's install of the test extras in about 25 s instead of pip's 60 (a third of the CPU).
     Without the index's uv, pip, as before."""
-    uv = BIN / ("uv.exe" if os.name == "nt" else "uv")
+    uv = UV_HOME / "bin" / ("uv.exe" if os.name == "nt" else "uv")
     if not uv.exists():
-        subprocess.run([str(PYTHON), "-m", "pip", "install", "--quiet", UV], cwd=ROOT, check=False)
+        subprocess.run([str(PYTHON), "-m", "pip", "install", "--quiet", "--target", str(UV_HOME), UV], cwd=ROOT, check=False)
     if uv.exists():
         run(uv, "pip", "install", "--quiet", "--python", PYTHON, "--compile-bytecode", "-e", requirement)
     else:

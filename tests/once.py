@@ -59,10 +59,10 @@ ENVIRONMENT: dict[str, str] = dict(os.environ)  # when conftest.py imported this
 
 
 def installer(python: Path) -> list[str]:
-    """The command that installs packages into the venv of `python`: the uv that .ci/dev.py put
-    beside the suite's interpreter (it downloads and unpacks in parallel, and compiles nothing),
-    else this interpreter's pip without byte-compiling (each run compiles what it imports)."""
-    uv = Path(sys.executable).parent / "uv"
+    """The command that installs packages into the venv of `python`: the uv that .ci/dev.py put in
+    the suite's venv (`.venv/uv`, off PATH; it downloads and unpacks in parallel, and compiles
+    nothing), else this interpreter's pip without byte-compiling (each run compiles what it imports)."""
+    uv = Path(sys.prefix) / "uv" / "bin" / "uv"
     if uv.is_file():
         return [str(uv), "pip", "install", "--quiet", "--python", str(python)]
     return [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-compile"]
