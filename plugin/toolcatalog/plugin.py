@@ -25,6 +25,7 @@ a broken setup, or a tool status listed in `fail_on`, raises `PluginError`.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import gc
@@ -32,7 +33,7 @@ import pickle
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Container, cast
+from typing import TYPE_CHECKING, Any, Container, Iterator, cast
 
 from markupsafe import escape
 from mkdocs.config.defaults import MkDocsConfig
@@ -176,25 +177,20 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         self._close_stage()
         made = _Made(build.placement.index_page)
         try:
-            self.stage = stage = sitefiles.Stage(Path(config.site_dir))
-            for src_uri, tool in self.pages.items():
-                file = files.get_file_from_path(src_uri)
-                if file is not None:
-                    stage.put_page(src_uri, self._html(src_uri, _page_url(file.url)))
-                    made.note_url(src_uri, file.url, _default_url(src_uri, config))
-                    made.titles[src_uri] = self._title(tool)
-                    made.add_toc(src_uri, index_toc(build.catalog) if tool is None else tool_toc(tool))
-            made.ours = set(self.pages) | {t.page for t in build.catalog.tools} | {build.placement.index_page}
-            with self.claims.active():
-                self.pending = build.write_outputs_first(stage.outputs)
-            if self.workspace is not None:
-                self.watched = catalog_nav.catalog_folders(self.workspace, build.catalog)
-        except outputs.ExportError as exc:
-            self._close_stage()
-            raise PluginError(report.plain(f"toolcatalog: {exc}")) from None
-        except BaseException:
-            self._close_stage()
-            raise
+            with self._staging():
+                self.stage = stage = sitefiles.Stage(Path(config.site_dir))
+                for src_uri, tool in self.pages.items():
+                    file = files.get_file_from_path(src_uri)
+                    if file is not None:
+                        stage.put_page(src_uri, self._html(src_uri, _page_url(file.url)))
+                        made.note_url(src_uri, file.url, _default_url(src_uri, config))
+                        made.titles[src_uri] = self._title(tool)
+                        made.add_toc(src_uri, index_toc(build.catalog) if tool is None else tool_toc(tool))
+                made.ours = set(self.pages) | {t.page for t in build.catalog.tools} | {build.placement.index_page}
+                with self.claims.active():
+                    self.pending = build.write_outputs_first(stage.outputs)
+                if self.workspace is not None:
+                    self.watched = catalog_nav.catalog_folders(self.workspace, build.catalog)
         finally:
             del build
             if self.stage is None:
@@ -284,22 +280,30 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         assert build is not None
         self._close_stage()
         try:
-            self.stage = stage = sitefiles.Stage(site_dir)
-            for src_uri in self.deferred:
-                file = files.get_file_from_path(src_uri)
-                if file is not None and file.page is not None:
-                    stage.put_page(src_uri, self._page_html(file.page))
-            with self.claims.active():
-                self.pending = build.write_outputs_first(stage.outputs)
+            with self._staging():
+                self.stage = stage = sitefiles.Stage(site_dir)
+                for src_uri in self.deferred:
+                    file = files.get_file_from_path(src_uri)
+                    if file is not None and file.page is not None:
+                        stage.put_page(src_uri, self._page_html(file.page))
+                with self.claims.active():
+                    self.pending = build.write_outputs_first(stage.outputs)
+        finally:
+            del build
+            self._let_go()
+
+    @contextlib.contextmanager
+    def _staging(self) -> Iterator[None]:
+        """Making the stage: on any failure it is closed (removed from site_dir), and an output
+        that cannot be exported is the build's error, not a traceback."""
+        try:
+            yield
         except outputs.ExportError as exc:
             self._close_stage()
             raise PluginError(report.plain(f"toolcatalog: {exc}")) from None
         except BaseException:
             self._close_stage()
             raise
-        finally:
-            del build
-            self._let_go()
 
     def _close_stage(self) -> None:
         stage, self.stage, self.pending = self.stage, None, None
