@@ -18,8 +18,6 @@ is ASCII), this follows the specification; none of the bundled schemas uses them
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 __all__ = ["to_regex"]
 
 # ECMA-262's WhiteSpace and LineTerminator: the Zs spaces, tab to carriage return, U+2028/U+2029
@@ -44,9 +42,9 @@ _ANY_BUT_LINE_ENDS = r"[^\n\r\u2028\u2029]"
 _END = r"\Z"  # the end of the text only (the `regex` package's `$` also matches before a final "\n")
 
 
-@lru_cache(maxsize=1024)
 def to_regex(pattern: str) -> str:
-    """`pattern` (ECMA-262) as a `regex` pattern that matches the same texts."""
+    """`pattern` (ECMA-262) as a `regex` pattern that matches the same texts (rewritten once per
+    pattern: `jsonschemas.compile_pattern` keeps what it compiled, and forgets it with the catalog)."""
     out: list[str] = []
     i, n = 0, len(pattern)
     in_class = False
