@@ -44,6 +44,21 @@ CORPUS = REPO.parent / "shared" / "corpus"
 QUIET_HOSTS = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
 
 
+_SMALL_DISK = ("import resource, runpy, signal, sys\n"
+               "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+               "resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))\n"
+               "sys.argv = ['mkdocs', 'build']\n"
+               "runpy.run_module('mkdocs', run_name='__main__')\n")
+
+
+def build_on_a_full_disk(root: Path, limit: int = 1024) -> subprocess.CompletedProcess[str]:
+    """`mkdocs build` in `root`, in a process whose files cannot grow past `limit` bytes: a write
+    beyond it fails as on a full disk (SIGXFSZ ignored). No compiled modules are written (none
+    would fit)."""
+    return subprocess.run([sys.executable, "-c", _SMALL_DISK.format(limit=limit)], cwd=root, capture_output=True, text=True,
+                          env={**os.environ, **QUIET_HOSTS, "PYTHONDONTWRITEBYTECODE": "1"}, timeout=300)
+
+
 @dataclass
 class Result:
     """What a build or command did: its exit code and what it printed."""

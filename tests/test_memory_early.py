@@ -10,12 +10,10 @@ from __future__ import annotations
 import filecmp
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from manifests import speccify_text
-from sitebuild import QUIET_HOSTS, build, mkdocs_project, write
+from sitebuild import build, build_on_a_full_disk, mkdocs_project, write
 
 EARLY_HOOK = '''
 import gc, json, weakref
@@ -103,13 +101,7 @@ def test_the_site_is_the_same_whichever_way_the_pages_are_made(tmp_path: Path) -
 
 def test_a_disk_that_cannot_take_the_stage_after_on_files_is_a_clear_error(tmp_path: Path) -> None:
     root = _project(tmp_path, "")
-    limited = ("import resource, runpy, signal, sys\n"
-               "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
-               "resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))\n"
-               "sys.argv = ['mkdocs', 'build']\n"
-               "runpy.run_module('mkdocs', run_name='__main__')\n")
-    done = subprocess.run([sys.executable, "-c", limited], cwd=root, capture_output=True, text=True,
-                          env={**os.environ, **QUIET_HOSTS, "PYTHONDONTWRITEBYTECODE": "1"}, timeout=300)  # no .pyc over the limit
+    done = build_on_a_full_disk(root)
     assert done.returncode == 1, done.stderr
     assert "toolcatalog:" in done.stderr and "cannot be staged" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr, done.stderr

@@ -18,7 +18,8 @@ def _tools(n: int) -> list[Tool]:
                  description=f"Turns the titles of changelog entries into slugs for agents, variant n{i}.") for i in range(n)]
 
 
-def _comparisons(monkeypatch: pytest.MonkeyPatch, tools: list[Tool]) -> tuple[int, list[str]]:
+def counted_comparisons(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A one-item list that counts, from now on, the descriptions `quality` compares."""
     calls = [0]
     real = quality.similarity
 
@@ -27,6 +28,11 @@ def _comparisons(monkeypatch: pytest.MonkeyPatch, tools: list[Tool]) -> tuple[in
         return real(a, b)
 
     monkeypatch.setattr(quality, "similarity", counted)
+    return calls
+
+
+def _comparisons(monkeypatch: pytest.MonkeyPatch, tools: list[Tool]) -> tuple[int, list[str]]:
+    calls = counted_comparisons(monkeypatch)
     messages = [d.message for _t, d in quality._near_duplicates(tools)]
     return calls[0], messages
 

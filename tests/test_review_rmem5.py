@@ -13,6 +13,8 @@ import pytest
 from toolcatalog import quality
 from toolcatalog.model import Tool
 
+from test_quality_bounded import counted_comparisons
+
 
 def _tool(i: int, description: str) -> Tool:
     return Tool(id=f"t{i}", name=f"t{i}", format="speccify", source=f"t{i}", abs_path=Path("/x"), description=description)
@@ -33,22 +35,10 @@ def _rare_words(n: int, length: int) -> list[Tool]:
     return [_tool(i, " ".join(w)) for i, w in enumerate(words)]
 
 
-def _counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    calls = [0]
-    real = quality.similarity
-
-    def counted(a: frozenset[str], b: frozenset[str]) -> float:
-        calls[0] += 1
-        return real(a, b)
-
-    monkeypatch.setattr(quality, "similarity", counted)
-    return calls
-
-
 def test_long_descriptions_of_words_few_share_are_not_compared_pairwise(monkeypatch: pytest.MonkeyPatch) -> None:
     n = 800
     tools = _rare_words(n, 60)
-    calls = _counted(monkeypatch)
+    calls = counted_comparisons(monkeypatch)
     list(quality._near_duplicates(tools))
     # Before: each description compared with nearly every earlier one (≈ n²/2, 320,000 here).
     assert calls[0] <= n * quality.MAX_COMPARED, calls[0]
