@@ -437,28 +437,31 @@ def run_process(
     max_stdout: int = 1 << 20,
     max_stderr: int = 64 << 10,
     helper: bool = False,
+    trace: spawner.Trace | None = None,
 ) -> ProcessResult:
-    """Run `argv` (no shell) in `cwd` with exactly `env`; see the module docstring. `helper`: see
-    `start_process`."""
+    """Run `argv` (no shell) in `cwd` with exactly `env`; see the module docstring. `helper`,
+    `trace`: see `start_process`."""
     argv = [os.fspath(a) for a in argv]
     started = time.monotonic()
     cancel = _CANCEL.get()
     if os.name != "posix" and argv and not (cancel is not None and cancel.is_set()):  # pragma: no cover - Windows fallback, untested
         return _run_simple(argv, cwd, stdin, timeout_s, env, max_stdout, max_stderr, started)
-    begun = start_process(argv, cwd=cwd, env=env, piped=stdin is not None, helper=helper)
+    begun = start_process(argv, cwd=cwd, env=env, piped=stdin is not None, helper=helper, trace=trace)
     if isinstance(begun, ProcessResult):
         return begun
     return begun.finish(stdin, timeout_s=timeout_s, max_stdout=max_stdout, max_stderr=max_stderr, since=started)
 
 
 def start_process(argv: list[str], *, cwd: Path, env: dict[str, str], piped: bool = True,
-                  helper: bool = False) -> "Started | ProcessResult":
+                  helper: bool = False, trace: spawner.Trace | None = None) -> "Started | ProcessResult":
     """Start `argv` as `run_process` does, without waiting for it: a `Started` to `finish` (or
     `discard`), or the result of a start that failed. `piped`: its stdin is a pipe (else
     /dev/null). A run that is started ahead of its turn waits behind a gate of its own (the
     sandbox's: see sandbox/launch.py) until `finish` writes the first line of its stdin.
     `helper`: start it through the spawner (spawner.py: one exec, the same parent-death signal)
-    where the spawner can take it, the old way elsewhere."""
+    where the spawner can take it, the old way elsewhere. `trace`: a bubblewrap run the spawner's
+    own tracer watches (implies `helper`); where the spawner cannot take it, it starts the old way
+    untraced, and its missing record makes the run "not observed"."""
     argv = [os.fspath(a) for a in argv]
     started = time.monotonic()
     if not argv:
@@ -466,8 +469,8 @@ def start_process(argv: list[str], *, cwd: Path, env: dict[str, str], piped: boo
     cancel = _CANCEL.get()
     if cancel is not None and cancel.is_set():
         return _failed(argv, CANCELLED, started)
-    if helper:
-        spawned = _start_spawned(argv, cwd, env, piped, started)
+    if helper or trace is not None:
+        spawned = _start_spawned(argv, cwd, env, piped, started, trace)
         if spawned is not None:
             return spawned
     started_argv, preexec = _spawn_argv(argv, env)
@@ -494,13 +497,14 @@ def start_process(argv: list[str], *, cwd: Path, env: dict[str, str], piped: boo
     return Started(proc, argv)
 
 
-def _start_spawned(argv: list[str], cwd: Path, env: dict[str, str], piped: bool, started: float) -> "Started | ProcessResult | None":
+def _start_spawned(argv: list[str], cwd: Path, env: dict[str, str], piped: bool, started: float,
+                   trace: spawner.Trace | None = None) -> "Started | ProcessResult | None":
     """`argv` started by the spawner (spawner.py), where there is a parent-death signal for it to
     use; None: not taken (started the old way). The spawner's Popen raised what the build's would
     have, so a start that failed reads the same."""
     if _prctl is None:
         return None
-    child = spawner.start(argv, os.fspath(cwd), dict(env), piped)
+    child = spawner.start(argv, os.fspath(cwd), dict(env), piped, trace)
     if child is None:
         return None
     if isinstance(child, OSError):

@@ -39,14 +39,18 @@ import socket
 import subprocess
 import sys
 import threading
+from dataclasses import dataclass
 from typing import IO, Any, cast
 
-__all__ = ["Child", "available", "start"]
+__all__ = ["Child", "Trace", "available", "start"]
 
 _CODE = r"""
-import ctypes, json, os, select, signal, socket, subprocess, sys
+import ctypes, json, os, select, signal, socket, subprocess, sys, threading
 children = {}  # pid -> (Popen, pidfd): started, not yet reaped (each leads its own session and process group)
+traced = {}  # pid -> (tracer thread, [its record], record path): runs our tracer watches (sandbox/ptracer.py)
+tracer = None  # that module, loaded from its path on the first traced start
 starting = ending = False
+JOIN = 5.0  # seconds a reaped run's tracer may take to see the rest of its sandbox end
 
 def end(_number=0, _frame=None):
     global ending
@@ -70,23 +74,80 @@ if os.getppid() != int(sys.argv[2]):
 sock = socket.socket(fileno=int(sys.argv[1]))
 os.set_inheritable(sock.fileno(), False)
 
+def load_tracer(path):
+    global tracer
+    if tracer is None:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("toolcatalog_ptracer", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        tracer = module
+    return tracer
+
+def traced_argv(req):
+    # bubblewrap's argv with the tracer's descriptors (--seccomp, --info-fd, --block-fd), the
+    # descriptors the process gets, and the tracer's ends of the pipes
+    trace = req["trace"]
+    load_tracer(trace["module"])
+    filter_r, filter_w = os.pipe()
+    os.write(filter_w, bytes.fromhex(trace["filter"]))  # a few hundred bytes: the pipe holds them
+    os.close(filter_w)
+    info_r, info_w = os.pipe()
+    block_r, block_w = os.pipe()
+    at, argv = trace["at"], req["argv"]
+    options = ["--seccomp", str(filter_r), "--info-fd", str(info_w), "--block-fd", str(block_r)]
+    return [*argv[:at + 1], *options, *argv[at + 1:]], [filter_r, info_w, block_r], [info_r, block_w]
+
+def follow(trace, info_r, block_w, pid):
+    box = []
+    def run():
+        try:
+            box.append(tracer.trace_run(info_r, block_w, pid, trace["execs"], trace["max"]))
+        except BaseException as exc:  # its tracees die with this thread (PTRACE_O_EXITKILL): not observed
+            box.append({"started": False, "lost": True, "notes": [repr(exc)[:300]]})
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    traced[pid] = (thread, box, trace["record"])
+
 def start(req, fds):
     global starting
     starting = True
+    passed, ends = [], []
     try:
-        proc = subprocess.Popen(req["argv"], cwd=req["cwd"], env=req["env"], stdin=fds[0], stdout=fds[1], stderr=fds[2],
-                                shell=False, start_new_session=True, close_fds=True, bufsize=0)
+        argv = req["argv"]
+        if req.get("trace"):
+            argv, passed, ends = traced_argv(req)
+        proc = subprocess.Popen(argv, cwd=req["cwd"], env=req["env"], stdin=fds[0], stdout=fds[1], stderr=fds[2],
+                                shell=False, start_new_session=True, close_fds=True, bufsize=0, pass_fds=passed)
     except OSError as exc:
         return {"error": [exc.errno or 0, exc.strerror or "", None if exc.filename is None else os.fsdecode(exc.filename)]}
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, KeyError, ImportError, AttributeError) as exc:
         return {"invalid": str(exc)}
     else:
         children[proc.pid] = (proc, os.pidfd_open(proc.pid))
+        if ends:
+            follow(req["trace"], ends[0], ends[1], proc.pid)
+            ends = []
         return {"pid": proc.pid}
     finally:
+        for fd in passed + ends:
+            os.close(fd)
         starting = False
         if ending:
             end()
+
+def keep_record(pid):
+    # a reaped run's tracer's record, written to its file (only when the tracer has finished)
+    thread, box, path = traced.pop(pid)
+    thread.join(JOIN)
+    if thread.is_alive() or not box:
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return
+    with open(fd, "w", encoding="utf-8") as stream:
+        json.dump(box[0], stream)
 
 def wait(req):
     pid = req["pid"]
@@ -99,6 +160,8 @@ def wait(req):
     status = held[0].wait()
     os.close(held[1])
     del children[pid]
+    if pid in traced:
+        keep_record(pid)
     return {"status": status}
 
 while True:
@@ -300,20 +363,43 @@ class Child:
             self.pidfd = None
 
 
+@dataclass(frozen=True)
+class Trace:
+    """A run the spawner's own tracer watches (sandbox/ptracer.py, loaded from `module`): `argv[at]`
+    is bubblewrap, which gets `--seccomp` (`program`), `--info-fd` and `--block-fd`; the first
+    `execs` successful execs in its sandbox are the launcher's; at most `max_records` entries are
+    recorded; the record is written to `record` (a new file) when the build reaps the run."""
+
+    module: str
+    program: bytes
+    at: int
+    execs: int
+    record: str
+    max_records: int
+
+    def request(self) -> dict[str, Any]:
+        return {"module": self.module, "filter": self.program.hex(), "at": self.at, "execs": self.execs,
+                "record": self.record, "max": self.max_records}
+
+
 def _sendable(argv: list[str], cwd: str, env: dict[str, str]) -> bool:
     texts = [*argv, cwd, *env, *env.values()]
     return all("\0" not in t for t in texts) and all(k and "=" not in k for k in env)
 
 
-def start(argv: list[str], cwd: str, env: dict[str, str], piped: bool) -> "Child | OSError | ValueError | None":
+def start(argv: list[str], cwd: str, env: dict[str, str], piped: bool,
+          trace: Trace | None = None) -> "Child | OSError | ValueError | None":
     """Start `argv` (argv[0] an absolute path) in `cwd` with exactly `env`, stdin a pipe when
     `piped` (else /dev/null), stdout and stderr pipes: the process, the error `subprocess` raised
     for it in the spawner (an OSError with its errno, text and file name, or a ValueError), or
-    None where the spawner cannot take it (the caller starts it the old way)."""
+    None where the spawner cannot take it (the caller starts it the old way). `trace`: watched by
+    the spawner's tracer (see `Trace`)."""
     owner = _spawner()
     if owner is None or not _sendable(argv, cwd, env):
         return None
-    request = {"op": "start", "argv": argv, "cwd": cwd, "env": env}
+    request: dict[str, Any] = {"op": "start", "argv": argv, "cwd": cwd, "env": env}
+    if trace is not None:
+        request["trace"] = trace.request()
     if len(json.dumps(request)) > _MAX_REQUEST:
         return None
     stdin_w: int | None = None

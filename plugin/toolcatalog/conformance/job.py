@@ -116,7 +116,7 @@ class Context:
             launch.close()
             return
         try:
-            begun = start_process(launch.argv, cwd=launch.cwd, env=launch.env, piped=True)
+            begun = start_process(launch.argv, cwd=launch.cwd, env=launch.env, piped=True, helper=True, trace=launch.trace)
         except BaseException:
             launch.close()
             raise
@@ -171,18 +171,19 @@ class Context:
                 observed = launch.observe() if result.error is None else None
                 hit = launch.caps_hit()
             result.argv = list(argv)
-            _say_limit(result, facts, hit)
+            _say_limit(result, facts, hit, launch.stopped)
             return Spawned(result, launch.mechanism if result.error is None else None, observed)
         _do(_MEANWHILE.get())  # not started ahead: the work waits no longer (it is this run's neighbour's)
         with sandbox_mod.prepare(facts, argv, cwd=cwd, env=env, workspace=self.workspace, network=network, hidden=[*(hidden or []), *self.unseen],
                                  roots=self.roots, reads=reads, programs=programs) as launch:
             if launch.refusal:  # its program or folder lies outside what the sandbox shows
                 return Spawned(ProcessResult(list(argv), None, b"", b"", False, False, False, 0.0, error=launch.refusal), None, None)
-            result = run_process(launch.argv, cwd=launch.cwd, stdin=stdin, timeout_s=timeout_s, env=launch.env, max_stdout=cap)
+            result = run_process(launch.argv, cwd=launch.cwd, stdin=stdin, timeout_s=timeout_s, env=launch.env, max_stdout=cap,
+                                 helper=True, trace=launch.trace)
             observed = launch.observe() if result.error is None else None
             hit = launch.caps_hit()
         result.argv = list(argv)
-        _say_limit(result, facts, hit)
+        _say_limit(result, facts, hit, launch.stopped)
         return Spawned(result, launch.mechanism if result.error is None else None, observed)
 
     @contextlib.contextmanager
@@ -194,7 +195,7 @@ class Context:
             yield None
             return
         with sandbox_mod.prepare(self.sandbox, argv, cwd=cwd, env=env, workspace=self.workspace, network=network,
-                                 hidden=[*(hidden or []), *self.unseen], roots=self.roots, reads=reads) as launch:
+                                 hidden=[*(hidden or []), *self.unseen], roots=self.roots, reads=reads, ours=False) as launch:
             yield launch
 
     def timeout_for(self, tool_timeout_ms: int | None = None) -> float:
@@ -210,10 +211,11 @@ def _drop(item: tuple[sandbox_mod.Launch, Started]) -> None:
     launch.close()
 
 
-def _say_limit(result: ProcessResult, facts: sandbox_mod.Facts, hit: list[str]) -> None:
-    """A run that hit a resource cap says so as the last line of its stderr (failure details quote it)."""
+def _say_limit(result: ProcessResult, facts: sandbox_mod.Facts, hit: list[str], stopped: str = "") -> None:
+    """A run that hit a resource cap, or a process of which the tracer ended (`stopped`: a 32-bit
+    system call), says so as the last line of its stderr (failure details quote it)."""
     nproc = facts.nproc if facts.limiter is not None or facts.nproc == sandbox_limits.CGROUP else ""
-    why = sandbox_limits.reason(result.exit_code, result.stderr, facts.caps, nproc, hit)
+    why = stopped or sandbox_limits.reason(result.exit_code, result.stderr, facts.caps, nproc, hit)
     if why:
         result.stderr = result.stderr.rstrip(b"\n") + f"\ntoolcatalog: {why}\n".encode()
 

@@ -7,8 +7,10 @@
 `prepare` creates the run's host-side folder (inside this build's folder for runs, in /dev/shm or
 the system temp folder, never in the repository; see `runfolders`): `tmp` and `scratch`, the writable places the tool sees as `/tmp` and `/scratch`,
 `work`, a copy of the working folder when it is small enough, `empty`, used to hide folders, and
-the strace log. `observe` compares the writable places with their state before the run and reads
-the trace. Leaving the `with` block deletes the folder: nothing the tool wrote survives it.
+the trace: strace's log, or our own tracer's record (`Launch.trace`: the run must then be started
+with it, by the spawner, which writes the record once the run is reaped). `observe` compares the
+writable places with their state before the run and reads the trace. Leaving the `with` block
+deletes the folder: nothing the tool wrote survives it.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import spawner
 from ..observed import ELSEWHERE, SCRATCH, WORKSPACE, Connection, FileChange, Observed
 from . import backends, bwrap, cgroup, execs, landlock_launcher, layout, limits, nofollow, runfolders, trace, tree, view
-from .probe import Facts, launcher_argv
+from .probe import OWN_TRACER, Facts, launcher_argv, tracer_trace
 
 
 REFUSALS = "refused.log"  # the Landlock launcher's record of refused socket calls, in the run's host folder
@@ -59,6 +62,14 @@ class Launch:
     own: list[str] | None = None  # the files an execve of its own start names (None: not known, see execs.own_start)
     exec_limit: str = ""  # "enforced" when only the allowed programs can be executed, else why not ("": no limit)
     gate: bytes = b""  # started ahead of its turn (`prepare(gated=True)`): the tool starts once this is written to its stdin
+    record: Path | None = None  # our own tracer's record (ptracer.py), when it watches the run
+    trace: spawner.Trace | None = None  # how the spawner starts and traces it (with `record`); None: no own tracer
+    stopped: str = ""  # after `observe`: why the tracer ended a process of the tool ("" when it did not)
+
+    @property
+    def tracer(self) -> str:
+        """Who watches this run: probe.OWN_TRACER, "strace" or "" (nobody)."""
+        return OWN_TRACER if self.record is not None else ("strace" if self.log is not None else "")
 
     def __enter__(self) -> "Launch":
         return self
@@ -103,10 +114,15 @@ class Launch:
                 inside = os.path.normpath(os.path.join(area.inside, rel))
                 diffed.add(inside)
                 files.append(self._change(inside, change))
-        observed = Observed(traced=self.log is not None, files=files, incomplete=truncated)
-        if self.log is not None:
+        observed = Observed(traced=self.tracer != "", files=files, incomplete=truncated)
+        seen = None
+        if self.record is not None:
+            seen = trace.load_record(self.record)
+        elif self.log is not None:
             seen = trace.parse(self.log, launcher_execs=self.launcher_execs, cwd=self.cwd_inside, max_bytes=trace.MAX_LOG_BYTES)
+        if seen is not None:
             observed.incomplete = observed.incomplete or seen.lost
+            self.stopped = seen.stopped
             self._add_trace(observed, seen, diffed)
         self._add_refusals(observed)
         observed.cap()
@@ -237,6 +253,7 @@ def prepare(
     reads: list[Path] | None = None,
     programs: list[str] | None = None,
     gated: bool = False,
+    ours: bool = True,
 ) -> Launch:
     """Get one run ready. `facts.mechanism` must not be None. `roots`: folders searched for
     manifests besides the workspace (the run may lie in one); `reads`: folders of the workspace the
@@ -244,7 +261,9 @@ def prepare(
     besides its own command (`exec.allow`; None: any). When `Launch.refusal` is set, do not start it.
     `gated`: the run may be started ahead of its turn, its sandbox set up while another run goes on;
     where that can be done (bubblewrap, and a shell that keeps the environment) `Launch.gate` is the
-    line to write to its stdin before its input, and the tool itself starts only once it is read."""
+    line to write to its stdin before its input, and the tool itself starts only once it is read.
+    `ours`: the build starts the run (`process.run_process(..., trace=launch.trace)`), so our own
+    tracer may watch it; False for a process something else starts (strace then, where it works)."""
     assert facts.mechanism is not None
     ws = os.path.realpath(workspace)
     here = os.path.realpath(cwd)
@@ -254,7 +273,7 @@ def prepare(
     root = Path(tempfile.mkdtemp(prefix="run-", dir=runfolders.folder()))
     try:
         return _prepare(facts, command, root, here, env, ws, network, hidden, outside, [str(r) for r in reads or []], programs,
-                        gated)
+                        gated, ours)
     except BaseException:
         nofollow.remove(str(root))  # nothing half-made is left behind
         raise
@@ -273,22 +292,28 @@ def _visible(facts: Facts, command: list[str], env: dict[str, str], here: str, w
 
 def _prepare(facts: Facts, command: list[str], root: Path, here: str, env: dict[str, str], ws: str, network: bool,
              hidden: list[str], outside: list[str], reads: list[str], programs: list[str] | None = None,
-             gated: bool = False) -> Launch:
+             gated: bool = False, ours: bool = True) -> Launch:
     for name in ("tmp", "scratch", "scratch/tmp", "scratch/home", "work", "empty"):
         (root / name).mkdir(mode=0o700, exist_ok=True)
     visible, refusal = _visible(facts, command, env, here, ws, outside, reads)
-    log = root / "trace.log" if facts.tracer else None
+    own = facts.watcher(ours) == OWN_TRACER
+    log = root / "trace.log" if facts.tracer and not own else None
     if refusal:  # nothing to start: a command that only says why (for callers that start it anyway)
         said = ["/bin/sh", "-c", 'echo "toolcatalog: $1" >&2; exit 126', "sh", refusal]
         return Launch(said, dict(env), root, facts.mechanism or "", network, ws, root, [], None, layout.SCRATCH, here,
                       refusal=refusal)
-    own = execs.own_start(command, env.get("PATH", ""))
-    limit, allowed = execs.limit(facts, command, env.get("PATH", ""), own, programs)
+    own_start = execs.own_start(command, env.get("PATH", ""))
+    limit, allowed = execs.limit(facts, command, env.get("PATH", ""), own_start, programs)
     start = backends.resolve(backends.get(facts.mechanism).prepare)  # the backend's own part (backends.py)
     launch: Launch = start(facts, command, here, env, ws, root, visible, network, log, hidden, allowed, gated=gated)
     launch.roots, launch.refusal = outside, refusal
-    launch.command, launch.own, launch.exec_limit = list(command), own[1] if own else None, limit
+    launch.command, launch.own, launch.exec_limit = list(command), own_start[1] if own_start else None, limit
+    bwrap_length = len(launch.argv)
     _enter_group(launch, facts)
+    if own:
+        # Our tracer sees no exec before the sandbox's own (bubblewrap's is the launcher's first).
+        launch.record = root / "trace.json"
+        launch.trace = tracer_trace(launch.record, len(launch.argv) - bwrap_length, launch.launcher_execs - 1)
     for area in launch.areas:
         area.before, area.cut = tree.picture(area.host, hash_files=area.hash_files)
     return launch

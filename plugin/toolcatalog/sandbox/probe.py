@@ -6,23 +6,33 @@ Landlock launcher, which needs no namespaces at all (not under `sandbox: bubblew
 the modes of `backends.BACKENDS`. When bubblewrap
 is installed but refused, the first attempt's error is kept (`Facts.refused`, with its fix), so the
 build says why its sandbox is the weaker one. Each bubblewrap attempt starts `/bin/true`
-with the same namespaces and mounts a real run uses, so "works" means works. strace, when
-installed, is tried around the chosen launcher in the same way (ptrace may be forbidden).
+with the same namespaces and mounts a real run uses, so "works" means works.
+
+Who watches the runs' system calls, tried the same way on that start-up: under bubblewrap, our own
+tracer (ptracer.py, in the spawner) where the machine is x86-64, the spawner starts and the traced
+start-up is seen from its exec to its end (ptrace may be forbidden, bubblewrap may lack `--seccomp`,
+`--info-fd` or `--block-fd`); strace, when installed, around the chosen launcher (`Facts.tracer`:
+the fallback where ours does not work, and the tracer of Landlock runs and of MCP servers, which
+the MCP SDK starts); else nothing (`Facts.untraced` says why).
 """
 
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from . import backends, bwrap, landlock_launcher, limits, trace, view
+from .. import spawner
+from . import backends, bwrap, landlock_launcher, limits, ptracer, seccomp, trace, view
 
-PROFILE_VERSION = 3  # bump when the profile changes what a tool can do or what is observed
+PROFILE_VERSION = 4  # bump when the profile changes what a tool can do or what is observed
+OWN_TRACER = "toolcatalog"  # our own tracer's name (ptracer.py), as profiles and the build log say it
 LAUNCHER = Path(landlock_launcher.__file__)
 
 # A fragment of bubblewrap's error -> what it means here, and the one-line fix where there is one
@@ -69,7 +79,8 @@ class Facts:
     mechanism: str | None = None  # "bwrap" | "landlock" | None (no sandbox)
     variant: str = ""  # bwrap: userns | root | noproc; landlock: "ABI <n>"
     program: str = ""  # the bwrap executable
-    tracer: str | None = None  # strace, when it can watch sandboxed runs here
+    tracer: str | None = None  # strace, when it can watch sandboxed runs here (the fallback, Landlock, MCP servers)
+    ptrace: bool = False  # our own tracer (ptracer.py) watches the bubblewrap runs the build starts
     reason: str = ""  # why there is no sandbox ("" when there is one)
     untraced: str = ""  # why runs are not traced ("" when they are)
     refused: Refusal | None = None  # bubblewrap is installed but did not work (the first attempt's error)
@@ -100,9 +111,26 @@ class Facts:
         """Whether a control group caps each run's total memory here (limits.memory_group)."""
         return self.mechanism is not None and limits.memory_group()
 
+    @property
+    def traced(self) -> bool:
+        """Whether the runs the build starts are traced (by our tracer or strace)."""
+        return self.tracer is not None or self.own_tracer
+
+    @property
+    def own_tracer(self) -> bool:
+        """Whether our own tracer watches the runs the build starts (bubblewrap's)."""
+        return self.ptrace and self.mechanism == "bwrap"
+
+    def watcher(self, started_by_us: bool = True) -> str:
+        """The tracer of a run: OWN_TRACER, "strace", or "" (untraced). `started_by_us`: False for
+        a process something else starts (an MCP server), which only strace can wrap."""
+        if started_by_us and self.own_tracer:
+            return OWN_TRACER
+        return "strace" if self.tracer is not None else ""
+
     def key(self) -> list[object]:
         """What results depend on: part of every cached result's key."""
-        return ["sandbox", PROFILE_VERSION, self.mode, self.mechanism, self.variant, self.tracer is not None,
+        return ["sandbox", PROFILE_VERSION, self.mode, self.mechanism, self.variant, self.watcher(), self.tracer is not None,
                 self.workspace, list(self.workspace_extra), [self.caps.memory_mb, self.caps.processes, self.caps.file_mb],
                 self.limiter is not None, self.nproc, self.memory_group,
                 # Reports name a refused bubblewrap; where none was refused the key is as before.
@@ -125,13 +153,21 @@ class Attempt:
     refused: Refusal | None = None  # installed, but refused here
 
 
+def watched(facts: Facts, started_by_us: bool = True) -> str:
+    """What a profile says of the trace: by which tracer, or that there is none."""
+    who = facts.watcher(started_by_us)
+    if who == OWN_TRACER:
+        return "system calls traced (toolcatalog's own tracer)"
+    return "system calls traced (strace)" if who else "not traced (only file changes are observed)"
+
+
 def _shared(facts: Facts, network: bool) -> tuple[str, str, str, str]:
     """The parts of a profile line every backend says: network, what is watched, the view, the caps."""
     net = "network allowed" if network else "no network"
-    watched = "system calls traced" if facts.tracer else "not traced (only file changes are observed)"
+    watched_by = watched(facts)
     seen = view.describe(facts.workspace, facts.workspace_extra)
     caps = limits.describe(facts.caps, facts.limiter, facts.nproc, facts.memory_group)
-    return net, watched, seen, caps
+    return net, watched_by, seen, caps
 
 
 def describe_bwrap(facts: Facts, network: bool) -> str:
@@ -239,14 +275,73 @@ def probe_landlock(mode: str) -> Attempt:
 
 
 def _traced(chosen: Facts, startup: list[str]) -> Facts:
-    """`chosen` with strace as its tracer when strace can watch `startup` here, else why not."""
+    """`chosen` with its tracers: ours under bubblewrap where it can watch `startup` here, strace
+    where strace can; else why not."""
+    own, own_why = (own_tracer_works(startup) if chosen.mechanism == "bwrap" else (False, ""))
     strace = trace.find()
     if strace is None:
-        return _with(chosen, untraced="strace is not installed")
-    ok, why = trace.works(strace, startup)
-    if not ok:
-        return _with(chosen, untraced=f"strace cannot trace here: {why}")
-    return _with(chosen, tracer=strace)
+        why = "strace is not installed"
+    else:
+        ok, why = trace.works(strace, startup)
+        if ok:
+            return _with(chosen, tracer=strace, ptrace=own)
+        why = f"strace cannot trace here: {why}"
+    if own:
+        return _with(chosen, ptrace=True, untraced=f"MCP servers are not traced: {why}")
+    return _with(chosen, untraced=f"{own_why}; {why}" if own_why else why)
+
+
+def tracer_trace(record: Path, at: int, execs: int, max_records: int = trace.MAX_RECORDS) -> spawner.Trace:
+    """What the spawner needs to trace a bubblewrap run (`argv[at]` is bubblewrap) into `record`."""
+    return spawner.Trace(str(Path(ptracer.__file__).resolve()), _filter(), at, execs, str(record), max_records)
+
+
+_FILTER: list[bytes] = []
+
+
+def _filter() -> bytes:
+    if not _FILTER:
+        _FILTER.append(seccomp.program())
+    return _FILTER[0]
+
+
+def own_tracer_works(startup: list[str]) -> tuple[bool, str]:
+    """Whether our own tracer watches `startup` (bubblewrap starting /bin/true) here from its
+    exec to its end; else why not (an architecture it does not know, no spawner, ptrace refused,
+    a bubblewrap without `--seccomp`, `--info-fd` or `--block-fd`)."""
+    if platform.machine() != "x86_64":
+        return False, f"our tracer knows x86-64 only (this is {platform.machine()})"
+    with tempfile.TemporaryDirectory(prefix="toolcatalog-probe-") as folder:
+        record = Path(folder) / "trace.json"
+        child = spawner.start(startup, "/", {"PATH": "/usr/bin:/bin"}, False, tracer_trace(record, 0, 0))
+        if child is None or isinstance(child, (OSError, ValueError)):
+            return False, f"our tracer cannot start here: {child or 'no spawner'}"
+        try:
+            code = child.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, 9)
+            code = -9
+        stderr = _drain(child)
+        seen = trace.load_record(record)
+        if code == 0 and seen.started and not seen.lost:
+            return True, ""
+        return False, f"our tracer cannot trace here: {_meaning(stderr)[0] if stderr.strip() else f'exit code {code}'}"
+
+
+def _drain(child: spawner.Child) -> str:
+    """What the probe wrote to stderr; its pipes closed."""
+    text = ""
+    for stream in (child.stdin, child.stdout, child.stderr):
+        if stream is None:
+            continue
+        try:
+            if stream is child.stderr:
+                text = stream.read(65536).decode("utf-8", "replace")
+        except OSError:
+            pass
+        finally:
+            stream.close()
+    return text
 
 
 def _with(facts: Facts, **changes: object) -> Facts:

@@ -37,6 +37,7 @@ writable place still shows in the before-and-after comparison.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -132,6 +133,7 @@ class Seen:
     writes: list[Write] = field(default_factory=list)
     connections: list[tuple[str, str]] = field(default_factory=list)  # (address, the call's error name; "" when it succeeded)
     lost: bool = False  # the log was cut, unreadable, or never showed the tool start: the rest is unknown
+    stopped: str = ""  # why the tracer ended a process of the tool (ptracer.FOREIGN), "" when it did not
 
 
 _LINE = re.compile(r"^(\d+) +(.*)$")
@@ -402,4 +404,34 @@ def parse(log: Path, launcher_execs: int, cwd: str, max_bytes: int = MAX_LOG_BYT
         parser.seen.lost = True
     seen = parser.finish()
     seen.lost = seen.lost or not seen.started
+    return seen
+
+
+MAX_RECORDS = 1_000_000  # entries our tracer records for one run (ptracer.py); past that the run is not observed
+
+
+def _texts(value: object) -> list[str]:
+    return [str(item) for item in value] if isinstance(value, list) else []
+
+
+def load_record(path: Path, max_records: int = MAX_RECORDS) -> Seen:
+    """What our own tracer (ptracer.py, in the spawner) recorded for a run, in `path` (a file only
+    the spawner writes, once the run is reaped): the same `Seen` `parse` reads from strace's log.
+    Missing, unreadable, larger than `max_records` entries or marked lost: the run is not observed."""
+    try:
+        with open(path, encoding="utf-8") as stream:
+            record = json.load(stream)
+    except (OSError, ValueError):
+        return Seen(lost=True)
+    if not isinstance(record, dict):
+        return Seen(lost=True)
+    writes = [w for w in record.get("writes", []) if isinstance(w, list) and len(w) == 2]
+    connections = [c for c in record.get("connections", []) if isinstance(c, list) and len(c) == 2]
+    seen = Seen(started=record.get("started") is True, programs=_texts(record.get("programs")),
+                spawned=_texts(record.get("spawned")), execs=_texts(record.get("execs")),
+                refused=_texts(record.get("refused")), writes=[Write(str(p), ok is True) for p, ok in writes],
+                connections=[(str(a), str(e)) for a, e in connections], lost=record.get("lost") is not False,
+                stopped=str(record.get("stopped") or ""))
+    entries = len(seen.programs) + len(seen.execs) + len(seen.refused) + len(seen.writes) + len(seen.connections)
+    seen.lost = seen.lost or not seen.started or entries > 2 * max_records
     return seen

@@ -1,0 +1,523 @@
+"""The build's own tracer of bubblewrap runs (x86-64 Linux): ptrace, stopped only where it records.
+
+This module runs inside the spawner (spawner.py), which loads it by its path: it imports nothing
+of the package, only the standard library. One `Tracer` per run, on a thread of the spawner's own:
+
+* The spawner starts the run's leader (the control-group shell and bubblewrap, or bubblewrap) as
+  it starts any process (vfork and exec: the leader's process group, session and parent-death
+  signal as today), with three more descriptors for bubblewrap: `--seccomp FD` (the filter of
+  seccomp.py, which bubblewrap applies right before it execs the command), `--info-fd FD` (where
+  bubblewrap writes its namespace child's pid) and `--block-fd FD` (where that child, its sandbox
+  set up, waits before it forks the command).
+* The tracer thread reads the child's pid and `PTRACE_SEIZE`s it with `TRACESECCOMP | TRACEFORK |
+  TRACEVFORK | TRACECLONE | TRACEEXEC | EXITKILL | TRACESYSGOOD`, then lets it go on. From there every
+  process of the sandbox is traced from its first instruction (the command's process is a fork of
+  the seized one; a fork's child is attached before it runs). bubblewrap's setup was over before the
+  seize and its outer process is never traced, so neither stops; the command's read-only opens never
+  reach the tracer either (the filter tests the open flags). A seize fails: the run is killed before
+  the child is let go (bubblewrap would go on after an end of file on its block descriptor).
+* Only seized tasks are waited for (`waitpid(-1, __WALL | __WNOTHREAD)` on the tracer's own
+  thread): the leader is the spawner's main thread's child and never traced, so a tracer never reaps
+  a leader (whose pid stays the run's process group id until the build asks), an untraced run's
+  process or another run's tracee. Every tracee's end is reaped by its tracer (a traced process that
+  is not our child is passed on to its real parent once we have seen it end).
+* At a seccomp stop the call is decoded (registers, `/proc/PID/mem`, relative paths from
+  `/proc/PID/cwd` and `/proc/PID/fd/N`, which read as the sandbox's own paths); one `PTRACE_SYSCALL`
+  takes it to the call's exit for the result; everything else is resumed with `PTRACE_CONT`.
+  Signals are passed on, except a stop signal to bubblewrap's init (which, untraced, ignores
+  signals from inside its namespace); group-stops are kept (`PTRACE_LISTEN`), so a parent's
+  `waitpid(WUNTRACED)` sees them. A 32-bit or x32 system call (the filter marks it) ends its
+  process, and the run says why (`Record.stopped`).
+
+What it records is what `trace.parse` reads from strace's log for the same run (the tool's
+processes only: the first `launcher_execs` successful execs are the launcher's), as a JSON record
+(`Tracer.record`): at most `max_records` entries; past that the run is "not observed". The run is
+observed only if the tool started and the tracer saw every tracee end.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import re
+import signal
+import socket
+import struct
+from typing import Any
+
+# x86-64 system call numbers (tests/test_ptracer.py checks them against the kernel's header).
+NR = {
+    "open": 2, "creat": 85, "openat": 257, "openat2": 437, "execve": 59, "execveat": 322,
+    "connect": 42, "bind": 49, "sendto": 44, "sendmsg": 46, "sendmmsg": 307,
+    "truncate": 76, "unlink": 87, "unlinkat": 263, "rename": 82, "renameat": 264, "renameat2": 316,
+    "mkdir": 83, "mkdirat": 258, "rmdir": 84, "link": 86, "linkat": 265, "symlink": 88, "symlinkat": 266,
+    "mknod": 133, "mknodat": 259, "chmod": 90, "fchmodat": 268, "fchmodat2": 452, "chown": 92, "fchownat": 260,
+    "lchown": 94, "utimensat": 280, "utime": 132, "utimes": 235, "futimesat": 261, "setxattr": 188,
+    "lsetxattr": 189, "removexattr": 197, "lremovexattr": 198,
+    "fchmod": 91, "fchown": 93, "fsetxattr": 190, "fremovexattr": 199,
+    "io_uring_setup": 425, "clone": 56, "clone3": 435, "seccomp": 317, "prctl": 157,
+}
+NAME = {number: name for name, number in NR.items()}
+# Where each path-writing call's paths are: (dirfd argument or None, path argument); the written
+# one last, a rename's source first (trace.parse records both). trace.PATH_WRITES, and fchmodat2.
+PATHS: dict[str, list[tuple[int | None, int]]] = {
+    "truncate": [(None, 0)], "unlink": [(None, 0)], "unlinkat": [(0, 1)], "rename": [(None, 0), (None, 1)],
+    "renameat": [(0, 1), (2, 3)], "renameat2": [(0, 1), (2, 3)], "mkdir": [(None, 0)], "mkdirat": [(0, 1)],
+    "rmdir": [(None, 0)], "link": [(None, 1)], "linkat": [(2, 3)], "symlink": [(None, 1)], "symlinkat": [(1, 2)],
+    "mknod": [(None, 0)], "mknodat": [(0, 1)], "chmod": [(None, 0)], "fchmodat": [(0, 1)], "fchmodat2": [(0, 1)],
+    "chown": [(None, 0)], "fchownat": [(0, 1)], "lchown": [(None, 0)], "utimensat": [(0, 1)], "utime": [(None, 0)],
+    "utimes": [(None, 0)], "futimesat": [(0, 1)], "setxattr": [(None, 0)], "lsetxattr": [(None, 0)],
+    "removexattr": [(None, 0)], "lremovexattr": [(None, 0)],
+}
+# Changes through a descriptor (trace.FD_WRITES): the file is the one it names at the stop. And
+# `utimensat` or `futimesat` with no path (futimens): the times of the file open as the first argument.
+FD_WRITES = ("fchmod", "fchown", "fsetxattr", "fremovexattr")
+FD_WHEN_NO_PATH = ("utimensat", "futimesat")
+NETWORK = ("connect", "bind", "sendto", "sendmsg", "sendmmsg")
+WRITE_MASK = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | 0o20000000  # __O_TMPFILE
+AT_FDCWD = -100
+TAG_FOREIGN = 1  # SECCOMP_RET_TRACE's data for a 32-bit or x32 call (seccomp.py)
+FOREIGN = ("stopped: it made a 32-bit (i386) or x32 system call, which the sandbox's tracer cannot follow; "
+           "such programs do not run traced")
+# The kernel's restart codes, which a call interrupted by a signal shows at its exit stop.
+RESTART = {512: "ERESTARTSYS", 513: "ERESTARTNOINTR", 514: "ERESTARTNOHAND", 516: "ERESTART_RESTARTBLOCK"}
+
+PTRACE_CONT, PTRACE_GETREGS, PTRACE_SYSCALL = 7, 12, 24
+PTRACE_GETEVENTMSG, PTRACE_SEIZE, PTRACE_LISTEN = 0x4201, 0x4206, 0x4208
+O_TRACESYSGOOD, O_TRACEFORK, O_TRACEVFORK, O_TRACECLONE, O_TRACEEXEC = 0x1, 0x2, 0x4, 0x8, 0x10
+O_TRACESECCOMP, O_EXITKILL = 0x80, 0x100000
+OPTIONS = O_TRACESYSGOOD | O_TRACEFORK | O_TRACEVFORK | O_TRACECLONE | O_TRACEEXEC | O_TRACESECCOMP | O_EXITKILL
+EVENT_FORK, EVENT_VFORK, EVENT_CLONE, EVENT_EXEC, EVENT_SECCOMP, EVENT_STOP = 1, 2, 3, 4, 7, 128
+WALL, WNOTHREAD = 0x40000000, 0x20000000
+STOP_SIGNALS = (signal.SIGSTOP, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
+_CHILD_PID = re.compile(rb'"child-pid"\s*:\s*(\d+)')
+MAX_INFO = 4096  # bytes of bubblewrap's --info-fd read at most
+
+_LIBC: Any = None
+
+
+def _libc() -> Any:
+    global _LIBC
+    if _LIBC is None:
+        _LIBC = ctypes.CDLL(None, use_errno=True)
+        _LIBC.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+        _LIBC.ptrace.restype = ctypes.c_long
+    return _LIBC
+
+
+class Regs(ctypes.Structure):
+    """struct user_regs_struct (x86-64)."""
+
+    _fields_ = [(name, ctypes.c_ulonglong) for name in (
+        "r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi orig_rax rip cs eflags rsp ss "
+        "fs_base gs_base ds es fs gs").split()]
+
+
+def ptrace(request: int, pid: int, addr: int = 0, data: int = 0) -> None:
+    ctypes.set_errno(0)
+    if _libc().ptrace(request, pid, addr, data) == -1 and ctypes.get_errno():
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+
+
+def resume(request: int, pid: int, sig: int = 0) -> None:
+    try:
+        ptrace(request, pid, 0, sig)
+    except ProcessLookupError:
+        pass  # killed meanwhile (SIGKILL): its end is reported by waitpid
+
+
+def _signed(value: int) -> int:
+    return ctypes.c_longlong(value).value
+
+
+def _fd(value: int) -> int:
+    return ctypes.c_int(value & 0xFFFFFFFF).value
+
+
+def _event_message(pid: int) -> int:
+    value = ctypes.c_ulong()
+    ptrace(PTRACE_GETEVENTMSG, pid, 0, ctypes.addressof(value))
+    return value.value
+
+
+class Call:
+    """A call seen at its seccomp stop, waiting for its result."""
+
+    __slots__ = ("name", "writes", "program", "address", "counted")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.writes: list[str] = []
+        self.program = ""
+        self.address: str | None = None
+        self.counted = True  # openat2: its flags are read here, not by the filter
+
+
+class Memory:
+    """Reading a stopped tracee: its memory, its working folder and descriptors."""
+
+    @staticmethod
+    def string(pid: int, address: int) -> str | None:
+        if address == 0:
+            return None
+        data = b""
+        try:
+            fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            while len(data) < 4096:
+                chunk = os.pread(fd, 256 - (address + len(data)) % 256, address + len(data))
+                if not chunk:
+                    break
+                end = chunk.find(b"\0")
+                if end >= 0:
+                    return (data + chunk[:end]).decode("utf-8", "replace")
+                data += chunk
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return data.decode("utf-8", "replace")
+
+    @staticmethod
+    def raw(pid: int, address: int, size: int) -> bytes:
+        if address == 0 or size <= 0:
+            return b""
+        try:
+            fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+            try:
+                return os.pread(fd, min(size, 4096), address)
+            finally:
+                os.close(fd)
+        except OSError:
+            return b""
+
+    @staticmethod
+    def descriptor(pid: int, fd: int) -> str:
+        """The file descriptor `fd` of `pid` names, as the tracee sees it (`<fd N>` when none)."""
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            return f"<fd {fd}>"
+        if target.endswith(" (deleted)"):
+            target = target[: -len(" (deleted)")]
+        return target if target.startswith("/") else f"<fd {fd}>"
+
+    @staticmethod
+    def resolve(pid: int, dirfd: int | None, path: str) -> str:
+        if path.startswith("/"):
+            return os.path.normpath(path)
+        fd = None if dirfd is None else _fd(dirfd)
+        if fd is None or fd == AT_FDCWD:
+            try:
+                base = os.readlink(f"/proc/{pid}/cwd")
+            except OSError:
+                base = "<cwd>"
+        else:
+            base = Memory.descriptor(pid, fd)
+        return os.path.normpath(os.path.join(base, path))
+
+    @staticmethod
+    def sockaddr(pid: int, address: int, size: int) -> str | None:
+        raw = Memory.raw(pid, address, min(size, 128))
+        if len(raw) < 2:
+            return None
+        family = struct.unpack_from("=H", raw)[0]
+        if family == socket.AF_INET and len(raw) >= 8:
+            return f"{socket.inet_ntop(socket.AF_INET, raw[4:8])}:{struct.unpack_from('>H', raw, 2)[0]}"
+        if family == socket.AF_INET6 and len(raw) >= 24:
+            return f"[{socket.inet_ntop(socket.AF_INET6, raw[8:24])}]:{struct.unpack_from('>H', raw, 2)[0]}"
+        if family == socket.AF_UNIX and len(raw) > 2:
+            name = raw[2:]
+            if name[:1] == b"\0":
+                return "unix:@" + name[1:].decode("utf-8", "replace")
+            return "unix:" + name.split(b"\0")[0].decode("utf-8", "replace")
+        return None
+
+
+def decode(pid: int) -> Call:
+    """The call `pid` is stopped at (a seccomp stop): what it names, before it runs."""
+    regs = Regs()
+    ptrace(PTRACE_GETREGS, pid, 0, ctypes.addressof(regs))
+    args = (regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9)
+    name = NAME.get(regs.orig_rax, f"#{regs.orig_rax}")
+    call = Call(name)
+    if name in ("execve", "execveat"):
+        call.program = Memory.string(pid, args[1 if name == "execveat" else 0]) or ""
+    elif name in ("open", "creat", "openat", "openat2"):
+        _opened(pid, name, args, call)
+    elif name in FD_WRITES:
+        call.writes.append(Memory.descriptor(pid, _fd(args[0])))
+    elif name in PATHS:
+        _paths(pid, name, args, call)
+    elif name in NETWORK:
+        call.address = _address(pid, name, args)
+    return call
+
+
+def _opened(pid: int, name: str, args: tuple[int, ...], call: Call) -> None:
+    dirfd, at = (None, 0) if name in ("open", "creat") else (args[0], 1)
+    path = Memory.string(pid, args[at])
+    if name == "openat2":
+        how = Memory.raw(pid, args[2], 8)
+        call.counted = len(how) == 8 and bool(struct.unpack("=Q", how)[0] & WRITE_MASK)
+    if path is not None:
+        call.writes.append(Memory.resolve(pid, dirfd, path))
+
+
+def _paths(pid: int, name: str, args: tuple[int, ...], call: Call) -> None:
+    for dirfd_at, at in PATHS[name]:
+        path = Memory.string(pid, args[at])
+        if path is not None:
+            call.writes.append(Memory.resolve(pid, None if dirfd_at is None else args[dirfd_at], path))
+        elif name in FD_WHEN_NO_PATH:
+            call.writes.append(Memory.descriptor(pid, _fd(args[0])))
+
+
+def _address(pid: int, name: str, args: tuple[int, ...]) -> str | None:
+    if name in ("connect", "bind"):
+        return Memory.sockaddr(pid, args[1], args[2])
+    if name == "sendto":
+        return Memory.sockaddr(pid, args[4], args[5])
+    header = Memory.raw(pid, args[1], 12)  # sendmsg: a struct msghdr; sendmmsg: the first mmsghdr starts with one
+    if len(header) == 12:
+        pointer, size = struct.unpack("=QI", header)
+        return Memory.sockaddr(pid, pointer, size)
+    return None
+
+
+class Tracer:
+    """One run: the tracing loop, and what it saw, as trace.parse would report it."""
+
+    def __init__(self, launcher_execs: int, max_records: int) -> None:
+        self.launcher_execs = launcher_execs
+        self.max_records = max_records
+        self.records = 0
+        self.started = False
+        self.programs: list[str] = []
+        self.execs: list[tuple[int, str]] = []  # (pid, program) of every successful exec after the start
+        self.refused: list[str] = []
+        self.writes: list[tuple[str, bool]] = []
+        self.connections: list[tuple[str, str]] = []
+        self.pending: dict[int, Call] = {}
+        self.alive: set[int] = set()
+        self.gone: set[int] = set()  # tracees whose end was seen (a child's can come before its parent's fork event)
+        self.init = 0  # the seized process: bubblewrap's init in the sandbox
+        self.first_pid = 0
+        self.stops = 0
+        self.seccomp_stops = 0
+        self.complete = False  # every tracee's end was seen
+        self.over = False  # more than max_records
+        self.stopped = ""  # why the tracer ended a process (a 32-bit call)
+        self.notes: list[str] = []
+
+    # -- the start
+
+    def attach(self, info_fd: int, block_fd: int, leader: int) -> bool:
+        """Read bubblewrap's child from `info_fd`, seize it, let it go on (`block_fd`). False (the
+        run killed, never let go untraced) when it cannot be seized."""
+        try:
+            child = _child_pid(info_fd)
+            if child is None:
+                self.notes.append("bubblewrap gave no child pid (it ended before its sandbox was set up)")
+                return False
+            try:
+                ptrace(PTRACE_SEIZE, child, 0, OPTIONS)
+            except OSError as exc:
+                self.notes.append(f"cannot trace bubblewrap's child: {exc.strerror or exc}")
+                for target in (child, leader):
+                    _kill(target)
+                try:
+                    os.killpg(leader, signal.SIGKILL)
+                except OSError:
+                    pass
+                return False
+            self.init = child
+            self.alive.add(child)
+            os.write(block_fd, b"x")
+            return True
+        finally:
+            os.close(block_fd)
+
+    # -- the loop
+
+    def loop(self) -> None:
+        """Until no tracee is left: every one's end seen."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, WALL | WNOTHREAD)
+            except ChildProcessError:
+                break
+            except InterruptedError:
+                continue
+            if os.WIFEXITED(status) or os.WIFSIGNALED(status):
+                self._ended(pid)
+            elif os.WIFSTOPPED(status):
+                self.stop(pid, status)
+        self.complete = not self.alive
+
+    def _ended(self, pid: int) -> None:
+        if pid in self.pending:
+            self.result(pid, None)
+        self.alive.discard(pid)
+        self.gone.add(pid)
+
+    def stop(self, pid: int, status: int) -> None:
+        self.stops += 1
+        sig, event = os.WSTOPSIG(status), status >> 16
+        if pid not in self.gone:
+            self.alive.add(pid)
+        if event == EVENT_SECCOMP:
+            self._seccomp(pid)
+        elif sig == signal.SIGTRAP | 0x80:  # the exit of a call resumed from its seccomp stop
+            self._exit(pid)
+        elif event in (EVENT_FORK, EVENT_VFORK, EVENT_CLONE):
+            child = _event_message(pid)
+            if child not in self.gone:
+                self.alive.add(child)
+            resume(PTRACE_CONT, pid)
+        elif event == EVENT_EXEC:
+            self.exec_event(pid)
+            resume(PTRACE_CONT, pid)
+        elif event == EVENT_STOP:
+            # A group-stop (a stop signal) is kept, as without a tracer; any other (a new child's
+            # first stop, the end of a group-stop) goes on.
+            resume(PTRACE_LISTEN if sig in STOP_SIGNALS else PTRACE_CONT, pid)
+        elif event:
+            resume(PTRACE_CONT, pid)
+        else:
+            # A signal on its way: passed on, except a stop signal to bubblewrap's init, which
+            # ignores signals from inside its namespace when nothing traces it.
+            resume(PTRACE_CONT, pid, 0 if pid == self.init and sig in STOP_SIGNALS else sig)
+
+    def _seccomp(self, pid: int) -> None:
+        self.seccomp_stops += 1
+        try:
+            if _event_message(pid) == TAG_FOREIGN:
+                self.stopped = FOREIGN
+                _kill(pid)
+                resume(PTRACE_CONT, pid)
+                return
+            self.pending[pid] = decode(pid)
+        except ProcessLookupError:
+            return
+        resume(PTRACE_SYSCALL, pid)  # once: to the call's exit
+
+    def _exit(self, pid: int) -> None:
+        regs = Regs()
+        try:
+            ptrace(PTRACE_GETREGS, pid, 0, ctypes.addressof(regs))
+        except ProcessLookupError:
+            return
+        self.result(pid, _signed(regs.rax))
+        resume(PTRACE_CONT, pid)
+
+    # -- what is recorded
+
+    def _room(self, count: int = 1) -> bool:
+        self.records += count
+        if self.records > self.max_records:
+            self.over = True
+        return not self.over
+
+    def result(self, pid: int, value: int | None) -> None:
+        """The result of the call `pid` was in: None when it never returned (killed)."""
+        call = self.pending.pop(pid, None)
+        if call is None or not self.started:
+            return
+        ok = value is not None and value >= 0
+        error = "" if ok else ("?" if value is None else (errno.errorcode.get(-value) or RESTART.get(-value, "?")))
+        if call.name in ("execve", "execveat"):
+            if error in ("EACCES", "EPERM") and call.program not in self.refused and self._room():
+                self.refused.append(call.program)
+        elif call.name in NETWORK:
+            self._network(call, error)
+        elif call.counted and self._room(len(call.writes)):
+            self.writes.extend((path, ok) for path in call.writes)
+
+    def _network(self, call: Call, error: str) -> None:
+        """trace._Parser._network's rules: a path socket counts only when reached."""
+        if call.address is None:
+            return
+        if call.address.startswith("unix:/") and (error not in ("", "EINPROGRESS", "EAGAIN") or call.name == "bind"):
+            return
+        if self._room():
+            self.connections.append((call.address, error))
+
+    def exec_event(self, pid: int) -> None:
+        former = _event_message(pid)
+        call = self.pending.pop(former, None) or self.pending.pop(pid, None)
+        if former != pid:
+            self.alive.discard(former)  # a thread's execve: the thread is gone, it is the leader now
+        self.launcher_execs -= 1
+        if self.launcher_execs >= 0:
+            return
+        if call is not None:
+            program = call.program
+        else:
+            self.notes.append(f"an exec of {pid} with no seccomp stop")
+            try:
+                program = os.readlink(f"/proc/{pid}/exe")
+            except OSError:
+                program = "?"
+        if not self.started:
+            self.started, self.first_pid = True, pid
+        if not self._room():
+            return
+        self.execs.append((pid, program))
+        if program not in self.programs:
+            self.programs.append(program)
+
+    def record(self) -> dict[str, Any]:
+        """What the run did, as trace.Seen's fields (trace.load_record reads it)."""
+        last = max((i for i, (pid, _) in enumerate(self.execs) if pid == self.first_pid), default=-1)
+        spawned: list[str] = []
+        for pid, program in self.execs[last + 1:]:
+            if pid != self.first_pid and program not in spawned:
+                spawned.append(program)
+        observed = self.started and self.complete and not self.over
+        return {
+            "started": self.started, "lost": not observed, "programs": self.programs, "spawned": spawned,
+            "execs": [program for _pid, program in self.execs], "refused": self.refused,
+            "writes": [[path, ok] for path, ok in self.writes], "connections": [list(c) for c in self.connections],
+            "stopped": self.stopped, "stops": self.stops, "seccomp_stops": self.seccomp_stops, "notes": self.notes[:20],
+        }
+
+
+def _child_pid(fd: int) -> int | None:
+    """bubblewrap's namespace child, from what it writes to `--info-fd` (read to its end or the pid)."""
+    data = b""
+    try:
+        while len(data) < MAX_INFO:
+            found = _CHILD_PID.search(data)
+            if found and data[found.end():found.end() + 1] in (b",", b"\n", b"}", b" "):
+                return int(found.group(1))
+            chunk = os.read(fd, MAX_INFO - len(data))
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    found = _CHILD_PID.search(data)
+    return int(found.group(1)) if found else None
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def trace_run(info_fd: int, block_fd: int, leader: int, launcher_execs: int, max_records: int) -> dict[str, Any]:
+    """The whole of one run's tracing, on the calling thread (which must stay alive until it
+    returns: ptrace requests come from the tracer thread). Signals are blocked on it, so the
+    spawner's main thread gets them."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+    tracer = Tracer(launcher_execs, max_records)
+    if tracer.attach(info_fd, block_fd, leader):
+        tracer.loop()
+    return tracer.record()

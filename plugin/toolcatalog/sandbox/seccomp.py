@@ -1,0 +1,102 @@
+"""The seccomp filter bubblewrap applies to a run traced by our own tracer (ptracer.py).
+
+A classic BPF program (`struct sock_filter` records, what bubblewrap's `--seccomp FD` reads), applied
+by bubblewrap right before it execs the command, so none of its own setup is filtered. It returns
+`SECCOMP_RET_TRACE` (a stop for the tracer) only for what `trace.parse` records:
+
+- `execve`, `execveat`;
+- `open` and `openat` **with a write flag** (the filter tests the flags argument: read-only opens,
+  most of a run's calls, never stop), `creat`, and `openat2` (its flags are behind a pointer: always,
+  then checked at the stop);
+- the path writes of `trace.PATH_WRITES` and `fchmodat2` (Linux 6.6, which strace 6.1 cannot name),
+  the descriptor writes of `trace.FD_WRITES` (`fchmod`, `fchown`, `fsetxattr`, `fremovexattr`);
+- `connect`, `bind`, `sendmsg`, `sendmmsg`, and `sendto` with an address.
+
+It refuses what would hide a call from the tracer: `io_uring_setup` and `clone3` (ENOSYS: the C
+library falls back to `clone`), `clone` with `CLONE_UNTRACED` and a new seccomp filter (EPERM:
+`seccomp()` in every form, `prctl(PR_SET_SECCOMP)`; a `SECCOMP_RET_USER_NOTIF` filter outranks
+`TRACE`, and its supervisor could let a call run unseen). A call of another architecture than
+x86-64 (`int 0x80`) or an x32 call number stops with `TAG_FOREIGN`, and the tracer ends the process
+with a reason (ptracer.FOREIGN): its calls have other numbers and registers.
+"""
+
+from __future__ import annotations
+
+import errno
+import struct
+
+from . import ptracer, trace
+
+AUDIT_ARCH_X86_64 = 0xC000003E
+X32_BIT = 0x40000000
+CLONE_UNTRACED = 0x00800000
+PR_SET_SECCOMP = 22
+RET_ERRNO, RET_TRACE, RET_ALLOW = 0x00050000, 0x7FF00000, 0x7FFF0000
+LD_ABS, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, ..., BPF_RET|K
+
+ALWAYS = ("execve", "execveat", "creat", "openat2", "connect", "bind", "sendmsg", "sendmmsg",
+          *sorted(ptracer.PATHS), *ptracer.FD_WRITES)
+# The calls whose arguments decide (each to its own label below), and the refused ones.
+DECIDED = (("open", "open"), ("openat", "openat"), ("sendto", "sendto"), ("clone", "clone"), ("prctl", "prctl"),
+           ("clone3", "enosys"), ("io_uring_setup", "enosys"), ("seccomp", "eperm"))
+
+assert set(ptracer.PATHS) == trace.PATH_WRITES | {"fchmodat2"}
+assert set(ptracer.FD_WRITES) == trace.FD_WRITES
+
+
+def _arg(index: int, high: bool = False) -> int:
+    """Offset of a seccomp_data argument's low (or high) 32 bits (little-endian)."""
+    return 16 + 8 * index + (4 if high else 0)
+
+
+class _Code:
+    """Instructions with labels, joined into jumps at the end."""
+
+    def __init__(self) -> None:
+        self.code: list[tuple[str | None, int, str | None, str | None, int]] = []
+
+    def op(self, kind: int, k: int, yes: str | None = None, no: str | None = None, label: str | None = None) -> None:
+        self.code.append((label, kind, yes, no, k))
+
+    def assemble(self) -> bytes:
+        where = {label: i for i, (label, *_rest) in enumerate(self.code) if label}
+        out = b""
+        for i, (_label, kind, yes, no, k) in enumerate(self.code):
+            jt = where[yes] - i - 1 if yes else 0
+            jf = where[no] - i - 1 if no else 0
+            if not (0 <= jt < 256 and 0 <= jf < 256):
+                raise ValueError("a jump too far for classic BPF")
+            out += struct.pack("=HBBI", kind, jt, jf, k)
+        return out
+
+
+def program() -> bytes:
+    """The filter, as `struct sock_filter` records."""
+    c = _Code()
+    c.op(LD_ABS, 4)  # arch
+    c.op(JEQ, AUDIT_ARCH_X86_64, None, "foreign")
+    c.op(LD_ABS, 0)  # nr
+    c.op(JGE, X32_BIT, "foreign", None)
+    for name in ALWAYS:
+        c.op(JEQ, ptracer.NR[name], "trace", None)
+    for name, target in DECIDED:
+        c.op(JEQ, ptracer.NR[name], target, None)
+    c.op(RET, RET_ALLOW)
+    c.op(LD_ABS, _arg(1), label="open")
+    c.op(JSET, ptracer.WRITE_MASK, "trace", "allow")
+    c.op(LD_ABS, _arg(2), label="openat")
+    c.op(JSET, ptracer.WRITE_MASK, "trace", "allow")
+    c.op(LD_ABS, _arg(4), label="sendto")  # the address pointer: NULL is a send on a connected socket
+    c.op(JEQ, 0, None, "trace")
+    c.op(LD_ABS, _arg(4, high=True))
+    c.op(JEQ, 0, "allow", "trace")
+    c.op(LD_ABS, _arg(0), label="clone")
+    c.op(JSET, CLONE_UNTRACED, "eperm", "allow")
+    c.op(LD_ABS, _arg(0), label="prctl")
+    c.op(JEQ, PR_SET_SECCOMP, "eperm", "allow")
+    c.op(RET, RET_ALLOW, label="allow")
+    c.op(RET, RET_TRACE, label="trace")
+    c.op(RET, RET_ERRNO | errno.ENOSYS, label="enosys")
+    c.op(RET, RET_ERRNO | errno.EPERM, label="eperm")
+    c.op(RET, RET_TRACE | ptracer.TAG_FOREIGN, label="foreign")
+    return c.assemble()
