@@ -270,9 +270,9 @@ FLOOD_PY = r"""
 import json, os, socket, sys
 data = json.load(sys.stdin)
 long_name = "/nonexistent-" + "x" * 3000
-for _ in range(data["opens"]):  # read-only opens: traced, yet no effect at all
+for _ in range(data["opens"]):  # programs that are not there: traced, yet no effect at all
     try:
-        os.open(long_name, os.O_RDONLY)
+        os.execv(long_name, [long_name])
     except OSError:
         pass
 connection = socket.socket()  # the misbehaviour, after the trace's read limit
@@ -287,9 +287,12 @@ print(json.dumps({"ok": True}))
 
 @needs_trace
 def test_a_trace_flooded_past_its_limit_is_not_observed_in_any_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The real limit is 256 MiB; the same code path is taken with a 1 MiB one (the constant is read
-    # at every run), and 1,000 opens of a 3 KB path write about 3 MiB of trace.
+    # The real limits are 256 MiB of strace's log and a million of our tracer's entries (each traced
+    # call one); the same code paths are taken with 1 MiB and 500 (both read at every run), and
+    # 1,000 failed execs of a 3 KB
+    # path write about 3 MiB of strace's log and make 1,000 of our tracer's stops.
     monkeypatch.setattr(trace, "MAX_LOG_BYTES", 1 << 20)
+    monkeypatch.setattr(trace, "MAX_RECORDS", 500)
     speccify_tool(tmp_path, "flood", [("floods", {"opens": 1000}, {"ok": True})], files={f"{PLATFORM}.py": FLOOD_PY})
     speccify_tool(tmp_path, "quiet", [("echo", {"x": 1}, {"x": 1})], files={f"{PLATFORM}.py": "import json, sys\nprint(json.dumps(json.load(sys.stdin)))\n"})
     mkdocs_project(tmp_path, {"cache": False})

@@ -364,9 +364,17 @@ def _sandbox_line(ctx: Context) -> str:
     if facts.mechanism is None:
         return f"not sandboxed: {facts.reason}"
     name = sandbox.title(facts.mechanism)
-    traced = "system calls traced" if facts.tracer else f"not traced ({facts.untraced})"
+    traced = _traced_words(facts)
     refused = f"; {facts.refused.describe()}" if facts.refused is not None else ""
     return f"sandboxed with {name} ({facts.variant}), {traced}{refused}"
+
+
+def _traced_words(facts: sandbox.Facts) -> str:
+    """Who watches the runs' system calls, for the log line."""
+    if facts.own_tracer:
+        mcp = "strace for MCP servers" if facts.tracer else f"MCP servers not traced: {facts.untraced}"
+        return f"system calls traced by toolcatalog's own tracer ({mcp})"
+    return "system calls traced by strace" if facts.tracer else f"not traced ({facts.untraced})"
 
 
 def _withheld_reason(facts: sandbox.Facts) -> str:

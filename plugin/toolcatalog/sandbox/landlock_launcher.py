@@ -599,7 +599,8 @@ def _child(opts: _Options, parent_end: socket.socket | None, child_end: socket.s
                     os.close(listener)
                 child_end.close()
                 parent_end.close()
-        _stay_in_the_group()
+        if not opts.only_exec:  # inside bubblewrap its PID namespace holds them, and the tracer's filter refuses new filters
+            _stay_in_the_group()
         if opts.cwd:
             os.chdir(opts.cwd)
         os.execvpe(command[0], command, opts.env)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import platform
+import select
 import shutil
 import subprocess
 import sys
@@ -287,13 +288,14 @@ def _traced(chosen: Facts, startup: list[str]) -> Facts:
             return _with(chosen, tracer=strace, ptrace=own)
         why = f"strace cannot trace here: {why}"
     if own:
-        return _with(chosen, ptrace=True, untraced=f"MCP servers are not traced: {why}")
+        return _with(chosen, ptrace=True, untraced=why)  # only MCP servers (and a fallback) need strace
     return _with(chosen, untraced=f"{own_why}; {why}" if own_why else why)
 
 
-def tracer_trace(record: Path, at: int, execs: int, max_records: int = trace.MAX_RECORDS) -> spawner.Trace:
-    """What the spawner needs to trace a bubblewrap run (`argv[at]` is bubblewrap) into `record`."""
-    return spawner.Trace(str(Path(ptracer.__file__).resolve()), _filter(), at, execs, str(record), max_records)
+def tracer_trace(record: Path, at: int, execs: int) -> spawner.Trace:
+    """What the spawner needs to trace a bubblewrap run (`argv[at]` is bubblewrap) into `record`
+    (at most `trace.MAX_RECORDS` entries, read at each run)."""
+    return spawner.Trace(str(Path(ptracer.__file__).resolve()), _filter(), at, execs, str(record), trace.MAX_RECORDS)
 
 
 _FILTER: list[bytes] = []
@@ -329,14 +331,16 @@ def own_tracer_works(startup: list[str]) -> tuple[bool, str]:
 
 
 def _drain(child: spawner.Child) -> str:
-    """What the probe wrote to stderr; its pipes closed."""
+    """What the probe wrote to stderr (what is there within a second: a process of its sandbox
+    left behind may hold the pipe); its pipes closed."""
     text = ""
     for stream in (child.stdin, child.stdout, child.stderr):
         if stream is None:
             continue
         try:
-            if stream is child.stderr:
-                text = stream.read(65536).decode("utf-8", "replace")
+            if stream is child.stderr and select.select([stream], [], [], 1.0)[0]:
+                os.set_blocking(stream.fileno(), False)
+                text = (stream.read(65536) or b"").decode("utf-8", "replace")
         except OSError:
             pass
         finally:

@@ -31,7 +31,7 @@ of the package, only the standard library. One `Tracer` per run, on a thread of 
 
 What it records is what `trace.parse` reads from strace's log for the same run (the tool's
 processes only: the first `launcher_execs` successful execs are the launcher's), as a JSON record
-(`Tracer.record`): at most `max_records` entries; past that the run is "not observed". The run is
+(`Tracer.record`): at most `max_records` entries and traced calls; past that the run is "not observed". The run is
 observed only if the tool started and the tracer saw every tracee end.
 """
 
@@ -395,6 +395,7 @@ class Tracer:
 
     def _seccomp(self, pid: int) -> None:
         self.seccomp_stops += 1
+        self._room()  # every traced call counts, as each is a line of strace's log
         try:
             if _event_message(pid) == TAG_FOREIGN:
                 self.stopped = FOREIGN
@@ -488,17 +489,15 @@ class Tracer:
 
 
 def _child_pid(fd: int) -> int | None:
-    """bubblewrap's namespace child, from what it writes to `--info-fd` (read to its end or the pid)."""
+    """bubblewrap's namespace child, from what it writes to `--info-fd`: read to its end (bubblewrap
+    closes it once written; a reader gone before that would end it with SIGPIPE)."""
     data = b""
     try:
-        while len(data) < MAX_INFO:
-            found = _CHILD_PID.search(data)
-            if found and data[found.end():found.end() + 1] in (b",", b"\n", b"}", b" "):
-                return int(found.group(1))
-            chunk = os.read(fd, MAX_INFO - len(data))
+        while True:
+            chunk = os.read(fd, 4096)
             if not chunk:
                 break
-            data += chunk
+            data = (data + chunk)[:MAX_INFO]
     finally:
         os.close(fd)
     found = _CHILD_PID.search(data)

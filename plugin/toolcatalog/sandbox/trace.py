@@ -414,7 +414,7 @@ def _texts(value: object) -> list[str]:
     return [str(item) for item in value] if isinstance(value, list) else []
 
 
-def load_record(path: Path, max_records: int = MAX_RECORDS) -> Seen:
+def load_record(path: Path, max_records: int | None = None) -> Seen:
     """What our own tracer (ptracer.py, in the spawner) recorded for a run, in `path` (a file only
     the spawner writes, once the run is reaped): the same `Seen` `parse` reads from strace's log.
     Missing, unreadable, larger than `max_records` entries or marked lost: the run is not observed."""
@@ -433,5 +433,5 @@ def load_record(path: Path, max_records: int = MAX_RECORDS) -> Seen:
                 connections=[(str(a), str(e)) for a, e in connections], lost=record.get("lost") is not False,
                 stopped=str(record.get("stopped") or ""))
     entries = len(seen.programs) + len(seen.execs) + len(seen.refused) + len(seen.writes) + len(seen.connections)
-    seen.lost = seen.lost or not seen.started or entries > 2 * max_records
+    seen.lost = seen.lost or not seen.started or entries > 2 * (MAX_RECORDS if max_records is None else max_records)
     return seen
