@@ -19,7 +19,7 @@ SCRIPT = REPO / "examples" / "agent" / "call_tool.py"
 FACTS = sandbox.probe("auto")
 
 
-@pytest.mark.skipif(FACTS.mechanism is None or FACTS.tracer is None, reason="the demo's runs are verified only when sandboxed and traced")
+@pytest.mark.skipif(FACTS.mechanism is None or not FACTS.traced, reason="the demo's runs are verified only when sandboxed and traced")
 def test_agent_picks_a_verified_deterministic_tool_and_calls_it(tmp_path: Path) -> None:
     out = tmp_path / "site"
     result = toolcatalog("export", "-o", str(out), str(REPO), cwd=REPO)

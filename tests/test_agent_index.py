@@ -180,7 +180,7 @@ print(json.dumps({"ok": True}))
 """
 
 
-@pytest.mark.skipif(FACTS.mechanism != "bwrap" or FACTS.tracer is None, reason=f"needs bubblewrap and strace: {FACTS.reason or FACTS.untraced}")
+@pytest.mark.skipif(FACTS.mechanism != "bwrap" or not FACTS.traced, reason=f"needs bubblewrap and strace: {FACTS.reason or FACTS.untraced}")
 def test_what_the_sandbox_saw_reaches_the_mcp_list(tmp_path: Path) -> None:
     target = Path("/tmp") / f"tc-agent-index-{os.getpid()}-{tmp_path.name}"
     speccify_tool(tmp_path, "sneaky", [("writes /tmp", {"path": str(target)}, {"ok": True})], files={f"{PLATFORM}.py": WRITES_TMP_PY})

@@ -25,7 +25,7 @@ from toolcatalog.outputs import llms, mcp
 
 FACTS = sandbox.probe("auto")
 needs_traced_sandbox = pytest.mark.skipif(
-    FACTS.mechanism is None or FACTS.tracer is None, reason="needs a sandbox with system-call tracing (bubblewrap + strace)")
+    FACTS.mechanism is None or not FACTS.traced, reason="needs a sandbox with system-call tracing (bubblewrap + strace)")
 
 HONEST_PY = "import json, sys\nd = json.load(sys.stdin)\nprint(json.dumps({'n': len(d.get('text', ''))}))\n"
 CAUGHT_PY = """

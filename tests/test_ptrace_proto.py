@@ -1,11 +1,11 @@
-"""bench/ptrace_proto.py, the prototype tracer: once under real bubblewrap, on a hostile tool.
+"""bench/ptrace_proto.py, which now drives the build's own tracer (sandbox/ptracer.py, through the
+spawner), once under real bubblewrap, on a hostile tool.
 
-The prototype is not the build's tracer (bench/README.md, "Our own tracer outside the sandbox");
-this keeps what it claims to see honest while it is evaluated: a file written and removed again,
-a write through a directory descriptor and one relative to a changed working folder, a thread's
-write, a child's write, a double-forked grandchild's write, a signal and a group-stop passed on, a
-refused connection; and a seccomp filter of the tool's own (one that could hide calls from the
-tracer) and an untraced clone refused.
+What the prototype claimed to see, held against the shipped code: a file written and removed
+again, a write through a directory descriptor and one relative to a changed working folder, a
+thread's write, a child's write, a double-forked grandchild's write, a signal and a group-stop
+passed on, a refused connection; and a seccomp filter of the tool's own (one that could hide calls
+from the tracer) and an untraced clone refused. tests/test_ptracer.py holds the rest.
 """
 
 from __future__ import annotations
@@ -53,14 +53,15 @@ def test_the_system_call_numbers_are_the_kernels() -> None:
     if not header.exists():
         pytest.skip("no kernel header here")
     numbers = dict((m.group(1), int(m.group(2))) for m in re.finditer(r"#define __NR_(\w+) (\d+)", header.read_text()))
-    assert {name: numbers.get(name) for name in ptrace_proto.NR} == ptrace_proto.NR
+    known = {name: number for name, number in ptrace_proto.NR.items() if name in numbers}  # fchmodat2: newer headers
+    assert known == {name: numbers[name] for name in known} and len(known) >= len(ptrace_proto.NR) - 1
 
 
 def test_the_prototype_sees_what_the_hostile_tool_did(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = ptrace_proto.run(ptrace_proto.hostile_argv(sys.executable), b"", {"PATH": "/usr/bin:/bin"}, "/", 1,
                               timeout=20, output=out)
-    assert os.waitstatus_to_exitcode(result.status) == 0, out.read_text()
+    assert result.status == 0, out.read_text()
     assert out.read_text().splitlines() == ["seccomp filter refused: True", "untraced clone refused: True", "done"]
     seen = result.seen
     assert result.observed and seen.started and not seen.lost

@@ -34,7 +34,7 @@ from toolcatalog.sandbox import landlock_launcher, layout, tree
 
 FACTS = sandbox.probe("auto")
 _HERE = f"this machine offers {FACTS.mechanism or 'no sandbox'}" + (f" ({FACTS.reason})" if FACTS.reason else "")
-needs_trace = pytest.mark.skipif(FACTS.mechanism != "bwrap" or FACTS.tracer is None, reason=f"needs bubblewrap and strace; {_HERE}")
+needs_trace = pytest.mark.skipif(FACTS.mechanism != "bwrap" or not FACTS.traced, reason=f"needs bubblewrap and strace; {_HERE}")
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux only")
 
 BASE = Path(layout.base_folder() or tempfile.gettempdir())
@@ -132,7 +132,7 @@ def hanging_build(tmp_path: Path, env: dict[str, str] | None = None) -> tuple[su
 
 def mechanism_env(mechanism: str, tmp_path: Path) -> dict[str, str] | None:
     """The environment additions that make a build use `mechanism`, traced (or a skip)."""
-    if FACTS.mechanism != "bwrap" or FACTS.tracer is None:
+    if FACTS.mechanism != "bwrap" or not FACTS.traced:
         pytest.skip(f"needs bubblewrap and strace; {_HERE}")
     if mechanism == "landlock":
         if landlock_launcher.abi_version() < 1:

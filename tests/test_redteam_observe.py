@@ -37,7 +37,7 @@ from toolcatalog.sandbox import landlock_launcher, trace
 
 FACTS = sandbox.probe("auto")
 _HERE = f"this machine offers {FACTS.mechanism or 'no sandbox'}" + (f" ({FACTS.reason})" if FACTS.reason else "")
-needs_trace = pytest.mark.skipif(FACTS.mechanism != "bwrap" or FACTS.tracer is None, reason=f"needs bubblewrap and strace; {_HERE}")
+needs_trace = pytest.mark.skipif(FACTS.mechanism != "bwrap" or not FACTS.traced, reason=f"needs bubblewrap and strace; {_HERE}")
 needs_landlock = pytest.mark.skipif(FACTS.mechanism != "bwrap" or landlock_launcher.abi_version() < 4,
                                     reason=f"needs bubblewrap (for the outer box) and Landlock ABI 4 or later; {_HERE}")
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux only")

@@ -132,7 +132,7 @@ def assert_caught(tool: dict[str, Any]) -> None:
     """The tool ran here, misbehaved, and every output says so."""
     assert tool["status"] == "failed", tool["status_detail"]
     assert "expected 1, got 99" in tool["examples"][0]["detail"]
-    if FACTS.mechanism == "bwrap" and FACTS.tracer:
+    if FACTS.mechanism == "bwrap" and FACTS.traced:
         assert tool["sandbox"]["caught_mutating"] and not tool["sandbox"]["verified_no_effects"]
         assert any("loot.txt" in effect for effect in tool["sandbox"]["undeclared_effects"])
 

@@ -18,7 +18,7 @@ FACTS = sandbox.probe("auto")
 ECHO = "import json, sys\nprint(json.dumps({'text': sys.argv[1]}))\n"
 
 
-@pytest.mark.skipif(FACTS.mechanism is None or FACTS.tracer is None, reason="verified read-only needs a traced sandbox")
+@pytest.mark.skipif(FACTS.mechanism is None or not FACTS.traced, reason="verified read-only needs a traced sandbox")
 def test_a_driver_that_never_ran_is_not_called(tmp_path: Path) -> None:
     # Two CLI drivers of one read-only, deterministic tool: the first names a program the build
     # machine lacks (so it never ran, and nothing of it was observed), the second ran and passed.

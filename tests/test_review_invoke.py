@@ -27,7 +27,7 @@ print(json.dumps(json.load(sys.stdin)))
 '''
 
 
-@pytest.mark.skipif(FACTS.mechanism is None or FACTS.tracer is None, reason="verified read-only needs a traced sandbox")
+@pytest.mark.skipif(FACTS.mechanism is None or not FACTS.traced, reason="verified read-only needs a traced sandbox")
 def test_an_executable_implementation_is_invoked_as_itself(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     folder = speccify_tool(root, "polyglot", [("echo", {"a": 1}, {"a": 1})], files={f"{PLATFORM}.py": POLYGLOT})

@@ -14,7 +14,7 @@ from toolcatalog import sandbox
 FACTS = sandbox.probe("auto")
 
 
-@pytest.mark.skipif(FACTS.mechanism is None or FACTS.tracer is None, reason="observed hints need a traced sandbox")
+@pytest.mark.skipif(FACTS.mechanism is None or not FACTS.traced, reason="observed hints need a traced sandbox")
 def test_a_model_backed_capability_gets_no_hint_from_the_tools_other_runs(tmp_path: Path) -> None:
     # The tool's runs (its --help, its deterministic smoke) were seen changing nothing, so the tool
     # is read-only as observed; `summarize` calls a model and never ran: listed with `mcp_list: all`,

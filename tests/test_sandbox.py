@@ -35,7 +35,7 @@ from toolcatalog import sandbox
 FACTS = sandbox.probe("auto")
 _HERE = f"this machine offers {FACTS.mechanism or 'no sandbox'}" + (f" ({FACTS.reason})" if FACTS.reason else "")
 needs_bwrap = pytest.mark.skipif(FACTS.mechanism != "bwrap", reason=f"needs bubblewrap with namespaces; {_HERE}")
-needs_trace = pytest.mark.skipif(FACTS.mechanism != "bwrap" or FACTS.tracer is None,
+needs_trace = pytest.mark.skipif(FACTS.mechanism != "bwrap" or not FACTS.traced,
                                  reason=f"needs bubblewrap and strace; {_HERE}" + (f", {FACTS.untraced}" if FACTS.untraced else ""))
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux only")
 
@@ -135,7 +135,7 @@ def test_a_tool_reading_secrets_gets_nothing(tmp_path: Path) -> None:
     assert found == [], found
     assert tool["status"] == "passed" and tool["sandbox"]["sandboxed"] is True and tool["sandbox"]["mechanism"] == "bwrap"
     # Reading is not an effect: declared `effects: none` and seen to do nothing else.
-    assert tool["sandbox"]["undeclared_effects"] == [] and tool["sandbox"]["verified_no_effects"] is (FACTS.tracer is not None)
+    assert tool["sandbox"]["undeclared_effects"] == [] and tool["sandbox"]["verified_no_effects"] is FACTS.traced
 
 
 # --------------------------------------------------------------------------- 2. undeclared effects

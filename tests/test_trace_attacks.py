@@ -27,13 +27,14 @@ import pytest
 
 from manifests import PLATFORM, speccify_tool
 from procs import no_leftovers  # noqa: F401 (an autouse fixture)
+from tracers import tracer  # noqa: F401 (a fixture: each test once per tracer)
 from sitebuild import run_check, tool_of
 from toolcatalog import sandbox
 
 FACTS = sandbox.probe("auto")
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux only"),
-    pytest.mark.skipif(FACTS.mechanism != "bwrap" or FACTS.tracer is None,
+    pytest.mark.skipif(FACTS.mechanism != "bwrap" or not FACTS.traced,
                        reason=f"needs bubblewrap and strace; this machine offers {FACTS.mechanism or 'no sandbox'}"),
 ]
 
@@ -109,7 +110,7 @@ def port() -> Iterator[int]:
     listener.close()
 
 
-def test_a_tool_attacking_its_tracer_ends_observed_with_its_effects_or_not_observed(tmp_path: Path, port: int) -> None:
+def test_a_tool_attacking_its_tracer_ends_observed_with_its_effects_or_not_observed(tmp_path: Path, port: int, tracer: str) -> None:
     tag = f"{os.getpid()}-{random.randrange(10**9)}"
     path, child = f"/tmp/tc-hidden-{tag}", f"/tmp/tc-child-{tag}"
     speccify_tool(tmp_path, "attacker", [("attacks", {"path": path, "child": child, "port": port}, {"ok": True})],

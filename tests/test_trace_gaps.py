@@ -16,12 +16,13 @@ import pytest
 
 from manifests import PLATFORM, speccify_tool
 from procs import no_leftovers  # noqa: F401 (an autouse fixture)
+from tracers import tracer  # noqa: F401 (a fixture: each test once per tracer)
 from sitebuild import run_check, tool_of
 from toolcatalog import sandbox
 from toolcatalog.sandbox import trace
 
 FACTS = sandbox.probe("auto")
-needs_trace = pytest.mark.skipif(FACTS.mechanism != "bwrap" or FACTS.tracer is None or not sys.platform.startswith("linux"),
+needs_trace = pytest.mark.skipif(FACTS.mechanism != "bwrap" or not FACTS.traced or not sys.platform.startswith("linux"),
                                  reason=f"needs bubblewrap and strace; this machine offers {FACTS.mechanism or 'no sandbox'}")
 
 FROM_A_THREAD = """
@@ -52,7 +53,7 @@ def test_a_threads_execve_in_a_log_is_a_program_started(tmp_path: Path) -> None:
 
 
 @needs_trace
-def test_a_program_a_thread_execs_is_observed(tmp_path: Path) -> None:
+def test_a_program_a_thread_execs_is_observed(tmp_path: Path, tracer: str) -> None:
     speccify_tool(tmp_path, "threader", [("execs", {"a": 1}, {"ok": True})], files={f"{PLATFORM}.py": FROM_A_THREAD},
                   effects="none; pure computation")
     catalog, _ = run_check(tmp_path, jobs=1)
@@ -77,7 +78,7 @@ print(json.dumps({"ok": True}), flush=True)
 
 
 @needs_trace
-def test_changes_through_a_descriptor_are_attempts_seen(tmp_path: Path) -> None:
+def test_changes_through_a_descriptor_are_attempts_seen(tmp_path: Path, tracer: str) -> None:
     speccify_tool(tmp_path, "fdwriter", [("changes", {"a": 1}, {"ok": True})], files={f"{PLATFORM}.py": THROUGH_A_DESCRIPTOR},
                   effects="none; pure computation")
     catalog, _ = run_check(tmp_path, jobs=1)

@@ -1,0 +1,283 @@
+"""Our own tracer of bubblewrap runs (sandbox/ptracer.py, in the spawner; its filter, seccomp.py).
+
+With real bubblewrap and real processes, through `toolcatalog check` where a run's result is what
+is checked: the prototype's hostile tool, each refusal of the filter (a tool that could add a
+seccomp filter, an untraced clone, io_uring or clone3 would hide its calls), `fchmodat2` (which
+strace 6.1 cannot trace), a 32-bit system call (ends the process, with a reason), a group-stop kept
+for the parent to see, a stop signal to bubblewrap's init (ignored, as an untraced init does), and
+the spawner's promise that a tracer reaps only its own tracees.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+
+import ptrace_proto  # noqa: E402
+from manifests import PLATFORM, speccify_tool  # noqa: E402
+from procs import no_leftovers  # noqa: F401,E402 (an autouse fixture)
+from sitebuild import run_check, tool_of  # noqa: E402
+from toolcatalog import sandbox, spawner  # noqa: E402
+from toolcatalog.sandbox import bwrap, ptracer, seccomp, trace  # noqa: E402
+from tracers import tracer  # noqa: F401,E402 (a fixture: a test once per tracer)
+
+probe = importlib.import_module("toolcatalog.sandbox.probe")  # the module, not the function the package exports
+FACTS = sandbox.probe("auto")
+needs_ours = pytest.mark.skipif(not FACTS.own_tracer, reason=f"our tracer does not work here: {FACTS.untraced or FACTS.reason}")
+
+
+def test_the_system_call_numbers_are_the_kernels() -> None:
+    header = Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h")
+    if not header.exists():
+        pytest.skip("no kernel header here")
+    numbers = dict((m.group(1), int(m.group(2))) for m in re.finditer(r"#define __NR_(\w+) (\d+)", header.read_text()))
+    known = {name: number for name, number in ptracer.NR.items() if name in numbers}
+    assert known == {name: numbers[name] for name in known}
+    assert ptracer.NR["fchmodat2"] == 452  # Linux 6.6; older headers do not have it
+    assert len(known) >= len(ptracer.NR) - 1
+
+
+def test_the_filter_fits_and_traces_what_the_parser_records() -> None:
+    program = seccomp.program()
+    assert len(program) % 8 == 0 and len(program) // 8 < 256
+    assert set(trace.PATH_WRITES) | set(trace.FD_WRITES) <= set(seccomp.ALWAYS)
+
+
+# -- the hostile tool, through `toolcatalog check` --------------------------------------------------
+
+# Its prints go to stderr; stdout carries the result only.
+HOSTILE_TOOL = "import json, sys\njson.load(sys.stdin)\nout, sys.stdout = sys.stdout, sys.stderr\n" + ptrace_proto.HOSTILE + """
+out.write(json.dumps({"done": True}) + "\\n")
+"""
+
+REFUSALS = r"""
+import ctypes, json, os, signal, sys
+json.load(sys.stdin)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def errno_of(*args):
+    ctypes.set_errno(0)
+    done = libc.syscall(*[ctypes.c_long(a) for a in args])
+    if done == 0 and args[0] in (56, 435):  # a clone that worked: this is the child
+        os._exit(0)
+    if done > 0 and args[0] in (56, 435):
+        os.waitpid(done, 0)
+    return ctypes.get_errno() if done == -1 else 0
+args = ctypes.create_string_buffer(88)  # struct clone_args: flags 0, exit_signal SIGCHLD
+ctypes.memmove(ctypes.addressof(args) + 32, ctypes.byref(ctypes.c_uint64(signal.SIGCHLD)), 8)
+found = {
+    "io_uring_setup": errno_of(425, 1, ctypes.addressof(ctypes.create_string_buffer(120))),
+    "clone3": errno_of(435, ctypes.addressof(args), 88),
+    "clone_untraced": errno_of(56, 0x00800000 | signal.SIGCHLD, 0, 0, 0, 0),
+    "seccomp": errno_of(317, 1, 0, 0),  # SECCOMP_SET_MODE_FILTER
+    "prctl_seccomp": errno_of(157, 22, 2, 0, 0, 0),  # prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER)
+}
+print(json.dumps(found), flush=True)
+"""
+REFUSED = {"io_uring_setup": 38, "clone3": 38, "clone_untraced": 1, "seccomp": 1, "prctl_seccomp": 1}
+
+FCHMODAT2 = """
+import ctypes, json, sys
+json.load(sys.stdin)
+libc = ctypes.CDLL(None, use_errno=True)
+done = libc.syscall(ctypes.c_long(452), ctypes.c_int(-100), b"/etc/passwd", ctypes.c_uint(0o600), ctypes.c_uint(0))
+print(json.dumps({"refused": done == -1}), flush=True)
+"""
+
+
+@needs_ours
+def test_the_hostile_tool_its_refusals_and_fchmodat2_through_check(tmp_path: Path) -> None:
+    speccify_tool(tmp_path, "hostile", [("attacks", {"a": 1}, {"done": True})], files={f"{PLATFORM}.py": HOSTILE_TOOL},
+                  effects="none; pure computation")
+    speccify_tool(tmp_path, "refusals", [("refused", {"a": 1}, REFUSED)], files={f"{PLATFORM}.py": REFUSALS},
+                  effects="none; pure computation")
+    speccify_tool(tmp_path, "chmod2", [("fchmodat2", {"a": 1}, {"refused": True})], files={f"{PLATFORM}.py": FCHMODAT2},
+                  effects="none; pure computation")
+    catalog, _ = run_check(tmp_path)
+    [run] = tool_of(catalog, "hostile").examples[0].runs
+    assert run.status.value != "errored" and run.actual == {"done": True}, run
+    seen = run.observed
+    assert seen is not None and seen.traced and not seen.incomplete, run
+    changed = {f.path for f in seen.files}
+    assert set(ptrace_proto.HOSTILE_EXPECTED) - {"/tmp/hostile-dir"} <= changed, sorted(changed)  # the folder: its files
+    assert seen.spawned == ["/bin/sh"], seen
+    assert [c.address for c in seen.connections] == ["127.0.0.1:9"], seen
+    [refusals] = tool_of(catalog, "refusals").examples[0].runs
+    assert refusals.actual == REFUSED and refusals.observed is not None and not refusals.observed.incomplete, refusals
+    [chmod2] = tool_of(catalog, "chmod2").examples[0].runs
+    assert chmod2.actual == {"refused": True}, chmod2
+    assert chmod2.observed is not None and ("/etc/passwd", "blocked") in {(f.path, f.change) for f in chmod2.observed.files}, chmod2
+
+
+INT80 = r"""
+import ctypes, json, mmap, sys
+json.load(sys.stdin)
+code = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+code.write(bytes([0xB8, 20, 0, 0, 0, 0xCD, 0x80, 0xC3]))  # mov eax, 20 (getpid, i386); int 0x80; ret
+address = ctypes.addressof(ctypes.c_char.from_buffer(code))
+print(json.dumps({"pid": ctypes.CFUNCTYPE(ctypes.c_int)(address)()}), flush=True)
+"""
+
+
+@needs_ours
+def test_a_32_bit_system_call_ends_the_process_with_a_reason(tmp_path: Path) -> None:
+    speccify_tool(tmp_path, "int80", [("getpid", {"a": 1}, {"pid": 2})], files={f"{PLATFORM}.py": INT80},
+                  effects="none; pure computation")
+    catalog, _ = run_check(tmp_path)
+    [run] = tool_of(catalog, "int80").examples[0].runs
+    assert run.actual is None and run.status.value == "failed", run
+    assert "32-bit (i386) or x32 system call" in run.stderr, run
+
+
+GROUP_STOP = """
+import json, os, signal, sys
+json.load(sys.stdin)
+child = os.fork()
+if child == 0:
+    os.kill(os.getpid(), signal.SIGSTOP)
+    os._exit(0)
+_, status = os.waitpid(child, os.WUNTRACED)
+stopped = os.WIFSTOPPED(status)
+os.kill(child, signal.SIGCONT)
+os.waitpid(child, 0)
+print(json.dumps({"stopped": stopped}), flush=True)
+"""
+
+
+def test_a_group_stop_is_seen_by_the_parent(tmp_path: Path, tracer: str) -> None:
+    speccify_tool(tmp_path, "stopper", [("stops", {"a": 1}, {"stopped": True})], files={f"{PLATFORM}.py": GROUP_STOP},
+                  effects="none; pure computation")
+    catalog, _ = run_check(tmp_path)
+    [run] = tool_of(catalog, "stopper").examples[0].runs
+    assert run.actual == {"stopped": True}, run
+
+
+STOP_INIT = """
+import json, os, signal, sys
+json.load(sys.stdin)
+os.kill(1, signal.SIGSTOP)
+print(json.dumps({"ok": True}), flush=True)
+"""
+
+
+@needs_ours
+def test_a_stop_signal_to_bubblewraps_init_does_not_hold_the_run(tmp_path: Path) -> None:
+    """Untraced, a namespace's init ignores signals from inside it; traced, it would stop, and the
+    run would end only at its timeout (here 15 s, which the test would wait out if it failed)."""
+    speccify_tool(tmp_path, "stopinit", [("stops init", {"a": 1}, {"ok": True})], files={f"{PLATFORM}.py": STOP_INIT},
+                  effects="none; pure computation")
+    catalog, _ = run_check(tmp_path, timeout=15.0)
+    [run] = tool_of(catalog, "stopinit").examples[0].runs
+    assert run.status.value == "passed" and "timed out" not in run.detail, run
+    assert run.observed is not None and not run.observed.incomplete
+
+
+# -- the spawner: whose children a tracer waits for ---------------------------------------------------
+
+
+def _state(pid: int) -> str | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2:].split()[0]
+
+
+def _traced_run(tmp_path: Path, name: str) -> tuple[spawner.Child, Path]:
+    record = tmp_path / f"{name}.json"
+    argv = bwrap.probe_argv(FACTS.program, FACTS.variant)
+    child = spawner.start(argv, "/", {"PATH": "/usr/bin:/bin"}, False, probe.tracer_trace(record, 0, 0))
+    assert isinstance(child, spawner.Child), child
+    return child, record
+
+
+def _ended(child: spawner.Child) -> int:
+    code = child.wait(timeout=30)
+    for stream in (child.stdout, child.stderr):
+        if stream is not None:
+            stream.close()
+    return code
+
+
+@needs_ours
+def test_a_tracer_reaps_neither_an_untraced_run_nor_another_runs_leader(tmp_path: Path) -> None:
+    """An untraced run's leader that has exited stays a zombie (its pid the run's process group id)
+    while traced runs start and end beside it, until the build asks the spawner to reap it."""
+    plain = spawner.start(["/bin/sh", "-c", "exit 7"], "/", {"PATH": "/usr/bin:/bin"}, False)
+    assert isinstance(plain, spawner.Child)
+    first, first_record = _traced_run(tmp_path, "first")
+    second, second_record = _traced_run(tmp_path, "second")
+    deadline = time.monotonic() + 30
+    while _state(plain.pid) != "Z" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _ended(second) == 0 and _ended(first) == 0
+    for record in (first_record, second_record):
+        seen = trace.load_record(record)
+        assert seen.started and not seen.lost and seen.programs == ["/bin/true"], seen
+    assert _state(plain.pid) == "Z"  # not reaped by a tracer thread
+    assert _ended(plain) == 7
+
+
+@needs_ours
+def test_a_run_whose_tool_never_starts_is_not_observed(tmp_path: Path) -> None:
+    argv = [*bwrap.probe_argv(FACTS.program, FACTS.variant)[:-1], "/nonexistent/tool"]
+    record = tmp_path / "record.json"
+    child = spawner.start(argv, "/", {"PATH": "/usr/bin:/bin"}, False, probe.tracer_trace(record, 0, 0))
+    assert isinstance(child, spawner.Child)
+    assert _ended(child) != 0
+    seen = trace.load_record(record)
+    assert not seen.started and seen.lost
+
+
+def test_a_missing_or_forged_record_is_not_observed(tmp_path: Path) -> None:
+    assert trace.load_record(tmp_path / "none.json").lost
+    (tmp_path / "bad.json").write_text("[1, 2]")
+    assert trace.load_record(tmp_path / "bad.json").lost
+    (tmp_path / "half.json").write_text(json.dumps({"started": True, "writes": [["/x", True]]}))
+    assert trace.load_record(tmp_path / "half.json").lost  # "lost" must say False
+
+
+# -- who traces what ---------------------------------------------------------------------------------
+
+
+@needs_ours
+def test_the_build_starts_its_runs_with_our_tracer_and_mcp_servers_with_strace(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for ours, kind in ((True, probe.OWN_TRACER), (False, "strace" if FACTS.tracer else "")):
+        with sandbox.prepare(FACTS, ["/bin/true"], cwd=ws, env={"PATH": "/usr/bin:/bin"}, workspace=ws, network=False,
+                             ours=ours) as launch:
+            assert launch.tracer == kind
+            if ours:
+                assert launch.trace is not None and launch.argv[launch.trace.at] == FACTS.program
+                assert launch.log is None and launch.record is not None
+            else:
+                assert launch.trace is None and launch.record is None
+
+
+@needs_ours
+def test_a_machine_our_tracer_does_not_know_falls_back_to_strace(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(probe.platform, "machine", lambda: "aarch64")
+    ok, why = probe.own_tracer_works(bwrap.probe_argv(FACTS.program, FACTS.variant))
+    assert not ok and "x86-64" in why
+    facts = sandbox.probe("auto")
+    assert not facts.own_tracer and facts.watcher() == ("strace" if facts.tracer else "")
+    assert facts.key() != FACTS.key()  # no result cached under one tracer is reused as the other's
+    assert "(strace)" in facts.profile(False) or "not traced" in facts.profile(False)
+    assert "toolcatalog's own tracer" in FACTS.profile(False)
+
+
+def test_results_cached_under_strace_are_not_reused_as_ours() -> None:
+    ours = dataclasses.replace(FACTS, mechanism="bwrap", ptrace=True, tracer="/usr/bin/strace")
+    theirs = dataclasses.replace(ours, ptrace=False)
+    assert ours.key() != theirs.key()
