@@ -1,13 +1,18 @@
-"""Watching a sandboxed run's system calls with strace, and reading what it saw.
+"""What a sandboxed run's tracer saw (`Seen`), from either of its two tracers.
 
-strace runs *outside* the sandbox, around the sandbox launcher, so the tool can neither see it nor
-stop it (with bubblewrap the tool is in its own PID namespace). Inside, as the sandbox's PID 1, it would skip
-stepping through bubblewrap's setup (about two thirds of a run's stops), but the tool, the same
-user, could lower its resource limits without a capability (a file-size cap around one call drops
-that call's line from a log that still ends cleanly); see bench/README.md, "A tracer inside the
-sandbox", for the measurements and what that design would need. `--seccomp-bpf` makes the kernel stop
-only the calls listed in `SYSCALLS`, so a run pays only for those. The log is written by strace to
-the run's host-side folder, out of the tool's reach.
+- Under bubblewrap, the build's own tracer (ptracer.py, in the spawner, with the filter of
+  seccomp.py): it records as it goes and the spawner writes the record to the run's host-side
+  folder once the run is reaped (`load_record`). It stops only where something is recorded.
+- strace, the fallback where ours cannot work (probe.py), under the Landlock launcher, and for MCP
+  servers (which the MCP SDK starts): `wrap` puts it around the launcher, and `parse` reads its log.
+  `--seccomp-bpf` makes the kernel stop only the calls listed in `SYSCALLS`, but strace steps through
+  bubblewrap's whole setup first (bench/README.md counts the stops).
+
+Both run *outside* the sandbox, where the tool can neither see nor stop them (with bubblewrap the
+tool is in its own PID namespace). Inside, as the sandbox's PID 1, a tracer would skip bubblewrap's
+setup, but the tool, the same user, could lower its resource limits without a capability (a
+file-size cap around one call drops that call's line from a log that still ends cleanly); see
+bench/README.md, "A tracer inside the sandbox". What each records is out of the tool's reach.
 
 What is recorded, for the tool's processes only (everything up to the tool's own `execve` is the
 launcher setting up, and is skipped):
@@ -22,17 +27,22 @@ launcher setting up, and is skipped):
   (a successful `connect` or send: a socket on the host, or one the tool made itself, which the
   sandbox tells apart).
 
-A log that could not be read to its end (cut at `MAX_LOG_BYTES`, unreadable) or that never shows
-the tool starting is `Seen.lost`: what the tool did then is unknown, and the run is "not observed".
+A log that could not be read to its end (cut at `MAX_LOG_BYTES`, unreadable), a record past
+`MAX_RECORDS` entries or traced calls (or missing), or a trace that never shows the tool starting
+(or, ours, one tracee's end) is `Seen.lost`: what the tool did then is unknown, and the run is "not
+observed".
 
-`io_uring_setup` is made to fail with ENOSYS (strace's fault injection): io_uring can read, write
-and connect without the system calls above, so it is the one channel a trace would miss.
+`io_uring_setup` is made to fail with ENOSYS (strace's fault injection; our filter's errno): io_uring
+can read, write and connect without the system calls above, so it is the one channel a trace would
+miss. Our filter refuses `clone3` (ENOSYS), `clone(CLONE_UNTRACED)` and new seccomp filters (EPERM)
+as well.
 
 Limits, stated on the security page: file descriptors passed in from outside, memory-mapped writes
 to a file opened earlier, and paths relative to a directory descriptor strace never saw opened are
 resolved on a best-effort basis; a path the parser cannot resolve is reported as `<fd N>/name`.
-`fchmodat2` (Linux 6.6) is not traced: strace 6.1 does not know its name; a change it makes in a
-writable place still shows in the before-and-after comparison.
+`fchmodat2` (Linux 6.6) is not traced by strace 6.1, which does not know its name (ours traces it);
+a change it makes in a writable place still shows in the before-and-after comparison. Our tracer
+resolves descriptors and relative paths from `/proc` at the call, so it needs no `<fd N>` guess.
 """
 
 from __future__ import annotations
