@@ -297,10 +297,10 @@ def test_the_build_starts_its_runs_with_our_tracer_and_mcp_servers_with_strace(t
                              ours=ours) as launch:
             assert launch.tracer == kind
             if ours:
-                assert launch.trace is not None and launch.argv[launch.trace.at] == FACTS.program
+                assert launch.tracing is not None and launch.argv[launch.tracing.at] == FACTS.program
                 assert launch.log is None and launch.record is not None
             else:
-                assert launch.trace is None and launch.record is None
+                assert launch.tracing is None and launch.record is None
 
 
 @needs_ours

@@ -58,7 +58,7 @@ def test_runs_waiting_behind_their_gates_at_jobs_equal_to_cpus_die_with_the_buil
             gates, tools = _state(ws)
         assert len(tools) == 2 and len(gates) == 2, f"two tools running and two runs started ahead: {processes_under(ws)}"
         seen = processes_under(ws)
-        folders = {Path(found) for _, line in seen for found in re.findall(r"(/\S+/run-[^/\s]+)/trace\.log", line)}
+        folders = {Path(found) for _, line in seen for found in re.findall(r"(/\S+/run-[^/\s]+)/(?:trace\.log|tmp) ", line)}
         assert len(folders) == 4, folders  # the two running and the two waiting runs' own folders
         build.send_signal(number)
         build.communicate(timeout=120)

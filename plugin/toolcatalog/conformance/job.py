@@ -116,7 +116,7 @@ class Context:
             launch.close()
             return
         try:
-            begun = start_process(launch.argv, cwd=launch.cwd, env=launch.env, piped=True, helper=True, trace=launch.trace)
+            begun = start_process(launch.argv, cwd=launch.cwd, env=launch.env, piped=True, helper=True, trace=launch.tracing)
         except BaseException:
             launch.close()
             raise
@@ -179,7 +179,7 @@ class Context:
             if launch.refusal:  # its program or folder lies outside what the sandbox shows
                 return Spawned(ProcessResult(list(argv), None, b"", b"", False, False, False, 0.0, error=launch.refusal), None, None)
             result = run_process(launch.argv, cwd=launch.cwd, stdin=stdin, timeout_s=timeout_s, env=launch.env, max_stdout=cap,
-                                 helper=True, trace=launch.trace)
+                                 helper=True, trace=launch.tracing)
             observed = launch.observe() if result.error is None else None
             hit = launch.caps_hit()
         result.argv = list(argv)

@@ -63,7 +63,7 @@ class Launch:
     exec_limit: str = ""  # "enforced" when only the allowed programs can be executed, else why not ("": no limit)
     gate: bytes = b""  # started ahead of its turn (`prepare(gated=True)`): the tool starts once this is written to its stdin
     record: Path | None = None  # our own tracer's record (ptracer.py), when it watches the run
-    trace: spawner.Trace | None = None  # how the spawner starts and traces it (with `record`); None: no own tracer
+    tracing: spawner.Trace | None = None  # how the spawner starts and traces it (with `record`); None: no own tracer
     stopped: str = ""  # after `observe`: why the tracer ended a process of the tool ("" when it did not)
 
     @property
@@ -262,7 +262,7 @@ def prepare(
     `gated`: the run may be started ahead of its turn, its sandbox set up while another run goes on;
     where that can be done (bubblewrap, and a shell that keeps the environment) `Launch.gate` is the
     line to write to its stdin before its input, and the tool itself starts only once it is read.
-    `ours`: the build starts the run (`process.run_process(..., trace=launch.trace)`), so our own
+    `ours`: the build starts the run (`process.run_process(..., trace=launch.tracing)`), so our own
     tracer may watch it; False for a process something else starts (strace then, where it works)."""
     assert facts.mechanism is not None
     ws = os.path.realpath(workspace)
@@ -313,7 +313,7 @@ def _prepare(facts: Facts, command: list[str], root: Path, here: str, env: dict[
     if own:
         # Our tracer sees no exec before the sandbox's own (bubblewrap's is the launcher's first).
         launch.record = root / "trace.json"
-        launch.trace = tracer_trace(launch.record, len(launch.argv) - bwrap_length, launch.launcher_execs - 1)
+        launch.tracing = tracer_trace(launch.record, len(launch.argv) - bwrap_length, launch.launcher_execs - 1)
     for area in launch.areas:
         area.before, area.cut = tree.picture(area.host, hash_files=area.hash_files)
     return launch
