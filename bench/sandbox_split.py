@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import json
 import os
 import re
@@ -60,6 +61,9 @@ def capture(root: Path) -> dict[str, Any]:
     keep = root / "run"
     seen: dict[str, Any] = {}
     original = sandbox.prepare
+    probed = sandbox.probe
+    # The forms below start from strace's command line: the build's own tracer is told not to work.
+    sandbox.probe = lambda mode: dataclasses.replace(probed(mode), ptrace=False)  # type: ignore[assignment]
 
     def prepare(*args: Any, **kwargs: Any) -> Any:
         launch = original(*args, **kwargs)
@@ -79,6 +83,7 @@ def capture(root: Path) -> dict[str, Any]:
     finally:
         os.chdir(here)
         sandbox.prepare = original
+        sandbox.probe = probed
     if not seen:
         raise SystemExit("no traced sandboxed run here (bubblewrap and strace are needed)")
     seen["argv"] = [a.replace(seen["root"], str(keep)) for a in seen["argv"]]

@@ -111,7 +111,8 @@ def plan(tool: Tool, ctx: Context) -> Job:
 
     def finish(results: list[Run]) -> Outcome:
         network = any(effects.declared(tool, ctx, driver).network for driver, _, _ in runnable)
-        return _finish(tool, cells, results, drivers, effects.report(tool, results, ctx, network))
+        mcp = any(driver.kind == "mcp" for driver, _, _ in runnable)
+        return _finish(tool, cells, results, drivers, effects.report(tool, results, ctx, network, mcp))
 
     return Job(parts, tasks=tasks, finish=finish)
 

@@ -234,8 +234,9 @@ def settle(run: Run, rules: Declared, workspace: str) -> Run:
     return run
 
 
-def report(tool: Tool, runs: list[Run], ctx: Context, network: bool) -> SandboxReport | None:
-    """The tool's sandbox report (an outcome's `sandbox`) over `runs`; None when none started."""
+def report(tool: Tool, runs: list[Run], ctx: Context, network: bool, mcp: bool = False) -> SandboxReport | None:
+    """The tool's sandbox report (an outcome's `sandbox`) over `runs`; None when none started.
+    `mcp`: some runs are MCP servers (their tracer is strace: the profile says so)."""
     started = [run for run in runs if run.started]
     if not started:
         return None
@@ -244,7 +245,7 @@ def report(tool: Tool, runs: list[Run], ctx: Context, network: bool) -> SandboxR
     reason = "" if mechanism is not None else (ctx.sandbox.reason or "some processes ran without the sandbox")
     return SandboxReport(
         mechanism=mechanism,
-        profile=ctx.sandbox.profile(network) if mechanism is not None else "",
+        profile=ctx.sandbox.profile(network, mcp) if mechanism is not None else "",
         reason=reason,
         refused=ctx.sandbox.refused.as_dict() if ctx.sandbox.refused is not None else None,
         processes=len(started),

@@ -137,10 +137,15 @@ class Facts:
                 # Reports name a refused bubblewrap; where none was refused the key is as before.
                 *([self.refused.as_dict()] if self.refused is not None else [])]
 
-    def profile(self, network: bool) -> str:
-        """One line saying what a run was allowed, for pages and the catalog (its backend's `describe`)."""
+    def profile(self, network: bool, mcp: bool = False) -> str:
+        """One line saying what a run was allowed, for pages and the catalog (its backend's `describe`).
+        `mcp`: some of the runs are MCP servers, which the MCP SDK starts (strace traces those)."""
         describe: Callable[[Facts, bool], str] = backends.resolve(backends.get(self.mechanism).describe)
-        return describe(self, network)
+        line = describe(self, network)
+        if mcp and self.own_tracer:
+            servers = "MCP servers by strace" if self.tracer is not None else "MCP servers not traced"
+            line = line.replace(watched(self), f"system calls traced (toolcatalog's own tracer; {servers})")
+        return line
 
 
 @dataclass

@@ -356,7 +356,10 @@ class Tracer:
             if os.WIFEXITED(status) or os.WIFSIGNALED(status):
                 self._ended(pid)
             elif os.WIFSTOPPED(status):
-                self.stop(pid, status)
+                try:
+                    self.stop(pid, status)
+                except ProcessLookupError:
+                    pass  # killed at its stop (SIGKILL): its end is reported next
         self.complete = not self.alive
 
     def _ended(self, pid: int) -> None:
