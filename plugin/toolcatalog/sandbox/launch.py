@@ -7,7 +7,7 @@
 `prepare` creates the run's host-side folder (inside this build's folder for runs, in /dev/shm or
 the system temp folder, never in the repository; see `runfolders`): `tmp` and `scratch`, the writable places the tool sees as `/tmp` and `/scratch`,
 `work`, a copy of the working folder when it is small enough, `empty`, used to hide folders, and
-the trace: strace's log, or our own tracer's record (`Launch.trace`: the run must then be started
+the trace: strace's log, or our own tracer's record (`Launch.tracing`: the run must then be started
 with it, by the spawner, which writes the record once the run is reaped). `observe` compares the
 writable places with their state before the run and reads the trace. Leaving the `with` block
 deletes the folder: nothing the tool wrote survives it.
