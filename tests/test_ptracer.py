@@ -277,6 +277,20 @@ def test_a_run_whose_tool_never_starts_is_not_observed(tmp_path: Path) -> None:
     assert not seen.started and seen.lost
 
 
+@needs_ours
+def test_a_run_that_cannot_enter_its_control_groups_never_starts(tmp_path: Path) -> None:
+    """Our tracer moves bubblewrap's child into the run's groups before letting it go; where that
+    fails the run is ended, and says why (as the shell that entered them did)."""
+    argv = bwrap.probe_argv(FACTS.program, FACTS.variant)
+    record = tmp_path / "record.json"
+    trace_of = probe.tracer_trace(record, 0, 0, (str(tmp_path / "no-such-group"),))
+    child = spawner.start(argv, "/", {"PATH": "/usr/bin:/bin"}, False, trace_of)
+    assert isinstance(child, spawner.Child)
+    assert _ended(child) != 0
+    seen = trace.load_record(record)
+    assert not seen.started and seen.lost and seen.stopped == ptracer.ENTER_FAILED
+
+
 def test_a_missing_or_forged_record_is_not_observed(tmp_path: Path) -> None:
     assert trace.load_record(tmp_path / "none.json").lost
     (tmp_path / "bad.json").write_text("[1, 2]")

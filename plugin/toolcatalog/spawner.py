@@ -102,7 +102,7 @@ def follow(trace, info_r, block_w, pid):
     box = []
     def run():
         try:
-            box.append(tracer.trace_run(info_r, block_w, pid, trace["execs"], trace["max"]))
+            box.append(tracer.trace_run(info_r, block_w, pid, trace["execs"], trace["max"], trace.get("groups", [])))
         except BaseException as exc:  # its tracees die with this thread (PTRACE_O_EXITKILL): not observed
             box.append({"started": False, "lost": True, "notes": [repr(exc)[:300]]})
     thread = threading.Thread(target=run, daemon=True)
@@ -368,7 +368,8 @@ class Trace:
     """A run the spawner's own tracer watches (sandbox/ptracer.py, loaded from `module`): `argv[at]`
     is bubblewrap, which gets `--seccomp` (`program`), `--info-fd` and `--block-fd`; the first
     `execs` successful execs in its sandbox are the launcher's; at most `max_records` entries are
-    recorded; the record is written to `record` (a new file) when the build reaps the run."""
+    recorded; the record is written to `record` (a new file) when the build reaps the run. `groups`:
+    the run's control-group folders, which bubblewrap's child enters before it is let go."""
 
     module: str
     program: bytes
@@ -376,10 +377,11 @@ class Trace:
     execs: int
     record: str
     max_records: int
+    groups: tuple[str, ...] = ()
 
     def request(self) -> dict[str, Any]:
         return {"module": self.module, "filter": self.program.hex(), "at": self.at, "execs": self.execs,
-                "record": self.record, "max": self.max_records}
+                "record": self.record, "max": self.max_records, "groups": list(self.groups)}
 
 
 def _sendable(argv: list[str], cwd: str, env: dict[str, str]) -> bool:

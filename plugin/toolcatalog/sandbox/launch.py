@@ -308,12 +308,13 @@ def _prepare(facts: Facts, command: list[str], root: Path, here: str, env: dict[
     launch: Launch = start(facts, command, here, env, ws, root, visible, network, log, hidden, allowed, gated=gated)
     launch.roots, launch.refusal = outside, refusal
     launch.command, launch.own, launch.exec_limit = list(command), own_start[1] if own_start else None, limit
-    bwrap_length = len(launch.argv)
-    _enter_group(launch, facts)
+    _enter_group(launch, facts, shell=not own)
     if own:
-        # Our tracer sees no exec before the sandbox's own (bubblewrap's is the launcher's first).
+        # Our tracer sees no exec before the sandbox's own (bubblewrap's is the launcher's first),
+        # and it moves bubblewrap's child into the run's groups itself (no shell before bubblewrap).
         launch.record = root / "trace.json"
-        launch.tracing = tracer_trace(launch.record, len(launch.argv) - bwrap_length, launch.launcher_execs - 1)
+        groups = tuple(launch.group.folders.values()) if launch.group is not None else ()
+        launch.tracing = tracer_trace(launch.record, 0, launch.launcher_execs - 1, groups)
     for area in launch.areas:
         area.before, area.cut = tree.picture(area.host, hash_files=area.hash_files)
     return launch
@@ -372,13 +373,15 @@ def _make_mount_points(points: list[str], writable: list[tuple[str, Path]]) -> N
                 nofollow.make_inside(str(host), os.path.relpath(point, base), os.path.isdir(point))
 
 
-def _enter_group(launch: Launch, facts: Facts) -> None:
-    """Start the run inside control groups of its own where they cap its processes or memory (cgroup.py)."""
+def _enter_group(launch: Launch, facts: Facts, shell: bool = True) -> None:
+    """Start the run inside control groups of its own where they cap its processes or memory
+    (cgroup.py): entered by a shell before the launcher, or (`shell=False`) by our tracer, which
+    moves bubblewrap's child into them before letting it go (`spawner.Trace.groups`)."""
     processes = facts.caps.processes if facts.nproc == limits.CGROUP else 0
     memory = facts.caps.memory_mb if facts.memory_group else 0
     if processes or memory:
         launch.group = cgroup.create(processes, memory)
-        if launch.group is not None:
+        if launch.group is not None and shell:
             launch.argv = launch.group.argv(launch.argv, launch.env)
 
 

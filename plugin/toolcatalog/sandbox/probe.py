@@ -297,10 +297,11 @@ def _traced(chosen: Facts, startup: list[str]) -> Facts:
     return _with(chosen, untraced=f"{own_why}; {why}" if own_why else why)
 
 
-def tracer_trace(record: Path, at: int, execs: int) -> spawner.Trace:
+def tracer_trace(record: Path, at: int, execs: int, groups: tuple[str, ...] = ()) -> spawner.Trace:
     """What the spawner needs to trace a bubblewrap run (`argv[at]` is bubblewrap) into `record`
-    (at most `trace.MAX_RECORDS` entries, read at each run)."""
-    return spawner.Trace(str(Path(ptracer.__file__).resolve()), _filter(), at, execs, str(record), trace.MAX_RECORDS)
+    (at most `trace.MAX_RECORDS` entries, read at each run); `groups`: the run's control groups."""
+    return spawner.Trace(str(Path(ptracer.__file__).resolve()), _filter(), at, execs, str(record), trace.MAX_RECORDS,
+                         groups)
 
 
 _FILTER: list[bytes] = []

@@ -10,7 +10,9 @@ of the package, only the standard library. One `Tracer` per run, on a thread of 
   bubblewrap writes its namespace child's pid) and `--block-fd FD` (where that child, its sandbox
   set up, waits before it forks the command).
 * The tracer thread reads the child's pid and `PTRACE_SEIZE`s it with `TRACESECCOMP | TRACEFORK |
-  TRACEVFORK | TRACECLONE | TRACEEXEC | EXITKILL | TRACESYSGOOD`, then lets it go on. From there every
+  TRACEVFORK | TRACECLONE | TRACEEXEC | EXITKILL | TRACESYSGOOD`, moves it into the run's control
+  groups (cgroup.py: no shell enters them first, and bubblewrap's outer process stays outside,
+  where it costs the caps nothing), then lets it go on. From there every
   process of the sandbox is traced from its first instruction (the command's process is a fork of
   the seized one; a fork's child is attached before it runs). bubblewrap's setup was over before the
   seize and its outer process is never traced, so neither stops; the command's read-only opens never
@@ -27,7 +29,7 @@ of the package, only the standard library. One `Tracer` per run, on a thread of 
   Signals are passed on, except a stop signal to bubblewrap's init (which, untraced, ignores
   signals from inside its namespace); group-stops are kept (`PTRACE_LISTEN`), so a parent's
   `waitpid(WUNTRACED)` sees them. A 32-bit or x32 system call (the filter marks it) ends its
-  process, and the run says why (`Record.stopped`).
+  process, and the run says why (`stopped` in its record).
 
 What it records is what `trace.parse` reads from strace's log for the same run (the tool's
 processes only: the first `launcher_execs` successful execs are the launcher's), as a JSON record
@@ -81,6 +83,7 @@ TAG_FOREIGN = 1  # SECCOMP_RET_TRACE's data for a 32-bit or x32 call (seccomp.py
 FOREIGN = ("stopped: it made a 32-bit (i386) or x32 system call, which the sandbox's tracer cannot follow; "
            "such programs do not run traced")
 # The kernel's restart codes, which a call interrupted by a signal shows at its exit stop.
+ENTER_FAILED = "cannot enter the control group of the run"
 RESTART = {512: "ERESTARTSYS", 513: "ERESTARTNOINTR", 514: "ERESTARTNOHAND", 516: "ERESTART_RESTARTBLOCK"}
 
 PTRACE_CONT, PTRACE_GETREGS, PTRACE_SYSCALL = 7, 12, 24
@@ -316,9 +319,10 @@ class Tracer:
 
     # -- the start
 
-    def attach(self, info_fd: int, block_fd: int, leader: int) -> bool:
-        """Read bubblewrap's child from `info_fd`, seize it, let it go on (`block_fd`). False (the
-        run killed, never let go untraced) when it cannot be seized."""
+    def attach(self, info_fd: int, block_fd: int, leader: int, groups: tuple[str, ...] | list[str] = ()) -> bool:
+        """Read bubblewrap's child from `info_fd`, seize it, move it into the run's control groups
+        (`groups`: their folders), let it go on (`block_fd`). False (the run killed, never let go
+        untraced or outside its groups) when it cannot be seized or moved."""
         try:
             child = _child_pid(info_fd)
             if child is None:
@@ -328,15 +332,14 @@ class Tracer:
                 ptrace(PTRACE_SEIZE, child, 0, OPTIONS)
             except OSError as exc:
                 self.notes.append(f"cannot trace bubblewrap's child: {exc.strerror or exc}")
-                for target in (child, leader):
-                    _kill(target)
-                try:
-                    os.killpg(leader, signal.SIGKILL)
-                except OSError:
-                    pass
+                _end_run(child, leader)
                 return False
             self.init = child
             self.alive.add(child)
+            if not _enter(groups, child):
+                self.stopped = ENTER_FAILED
+                _end_run(child, leader)
+                return True  # its end is still waited for
             os.write(block_fd, b"x")
             return True
         finally:
@@ -507,6 +510,26 @@ def _child_pid(fd: int) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def _enter(groups: tuple[str, ...] | list[str], pid: int) -> bool:
+    """`pid` (with every process it starts from now on) moved into each control group folder."""
+    for folder in groups:
+        try:
+            with open(os.path.join(folder, "cgroup.procs"), "w", encoding="ascii") as stream:
+                stream.write(str(pid))
+        except OSError:
+            return False
+    return True
+
+
+def _end_run(child: int, leader: int) -> None:
+    for target in (child, leader):
+        _kill(target)
+    try:
+        os.killpg(leader, signal.SIGKILL)
+    except OSError:
+        pass
+
+
 def _kill(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGKILL)
@@ -514,12 +537,13 @@ def _kill(pid: int) -> None:
         pass
 
 
-def trace_run(info_fd: int, block_fd: int, leader: int, launcher_execs: int, max_records: int) -> dict[str, Any]:
+def trace_run(info_fd: int, block_fd: int, leader: int, launcher_execs: int, max_records: int,
+              groups: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
     """The whole of one run's tracing, on the calling thread (which must stay alive until it
     returns: ptrace requests come from the tracer thread). Signals are blocked on it, so the
     spawner's main thread gets them."""
     signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
     tracer = Tracer(launcher_execs, max_records)
-    if tracer.attach(info_fd, block_fd, leader):
+    if tracer.attach(info_fd, block_fd, leader, groups):
         tracer.loop()
     return tracer.record()
