@@ -9,8 +9,9 @@ every run gets a group in each of the `pids` and `memory` hierarchies that allow
 (both plus what the launcher itself needs). Memory counts the run's processes and the files they
 write to memory-backed folders (`/dev/shm`, where the run's writable folders live when it is large
 enough), so it also bounds how much a run can write there. The run enters its groups before anything
-else starts (a `sh` that moves itself there and then starts strace or the launcher), so the tool
-and everything it starts are counted, `setsid` daemons included. The groups' event counters say
+of the tool starts (`Group.argv`: a `sh` that moves itself there and then starts strace or the
+launcher; under our own tracer, the tracer moves bubblewrap's child there before letting it go,
+ptracer.py), so the tool and everything it starts are counted, `setsid` daemons included. The groups' event counters say
 afterwards whether a cap was hit (a refused fork, an out-of-memory kill); the groups are removed
 with the run's folder. Empty groups left by a build that died are removed by the next build.
 """
