@@ -19,6 +19,17 @@ watches the process with a pidfd and kills its group as before; the spawner reap
 when the build asks, after the build has killed what was left of its group (so the group id stays
 reserved until then, as run_process keeps it with its own children), and reports its exit code.
 
+Traced runs (`Trace`, sandbox/ptracer.py): the spawner starts bubblewrap the same way, with three
+more descriptors (`--seccomp`, `--info-fd`, `--block-fd`), and a thread of its own per run traces it:
+it seizes bubblewrap's process in the sandbox while that waits at its block descriptor, moves it into
+the run's control groups, lets it go, and waits (`__WNOTHREAD`) for its own tracees only, never for
+a leader (which it never traces) or another run's process. When the build asks to reap the run, the
+spawner waits for that thread (a few seconds at most: the sandbox dies with bubblewrap) and writes
+its record to the run's folder (a new file, never through a link); past that wait, no record, and
+the run is "not observed". The thread blocks every signal, so the spawner's main thread gets them;
+a spawner that dies takes its tracer threads along, and the kernel kills their tracees
+(`PTRACE_O_EXITKILL`).
+
 Death: the build dies -> the spawner gets SIGTERM -> it kills the process group of every process
 it started and not yet reaped (one started while the signal came is killed as soon as it is
 recorded), then exits; it does the same when the build closes its socket (at exit). Not covered:
