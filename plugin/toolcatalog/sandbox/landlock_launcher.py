@@ -34,7 +34,8 @@ notification), which answers EACCES and writes one line per call to FILE (`socke
 `--exec PATH` (repeatable) limits which files may be executed at all (Landlock's execute right):
 only those listed, by the tool and everything it starts, in place or in a child. Given alone (no
 `--ro`/`--rw`), only execution is restricted, for use inside bubblewrap, which already limits
-what is seen and written (`--only-exec`: no socket filter either; bubblewrap's namespaces do that).
+what is seen and written (`--only-exec`: no socket filter either, nor the process-group filter
+below; bubblewrap's namespaces do that, and our tracer's filter refuses every new seccomp filter).
 
 The launcher is a child subreaper: processes that leave the command's session (`setsid`, daemons)
 are re-parented to it, and when the command exits it kills every descendant still alive before
