@@ -157,6 +157,7 @@ class Attempt:
     startup: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     refused: Refusal | None = None  # installed, but refused here
+    own_tracer: str = ""  # bubblewrap: why our tracer did not watch the start-up ("" when it did, or was not tried)
 
 
 def watched(facts: Facts, started_by_us: bool = True) -> str:
@@ -239,7 +240,7 @@ def probe(mode: str) -> Facts:
         attempt: Attempt = backends.resolve(backend.probe)(mode)
         if attempt.facts is not None:
             chosen = replace(attempt.facts, refused=refused) if refused is not None else attempt.facts
-            return _traced(chosen, attempt.startup)
+            return _traced(chosen, attempt.startup, attempt.own_tracer)
         failures += attempt.failures
         refused = refused or attempt.refused
     lead = "`sandbox: bubblewrap`, and " if mode == "bubblewrap" else "no sandbox works here: "
@@ -260,9 +261,11 @@ def probe_bwrap(mode: str) -> Attempt:
         if variant == "root" and os.geteuid() != 0:
             continue
         argv = bwrap.probe_argv(program, variant)
-        ok, stderr = _try(argv)
+        # One start-up says both: bubblewrap works, and our tracer watches it (else tried untraced).
+        own, own_why = own_tracer_works(argv)
+        ok, stderr = (True, "") if own else _try(argv)
         if ok:
-            return Attempt(Facts(mode, "bwrap", variant, program), argv)
+            return Attempt(Facts(mode, "bwrap", variant, program, ptrace=own), argv, own_tracer=own_why)
         attempt.failures.append(f"bwrap ({variant}): {explain(stderr)}")
         attempt.refused = attempt.refused or Refusal("bwrap", *_meaning(stderr))
     return attempt
@@ -280,10 +283,10 @@ def probe_landlock(mode: str) -> Attempt:
     return Attempt(failures=[f"Landlock: {explain(stderr)}"])
 
 
-def _traced(chosen: Facts, startup: list[str]) -> Facts:
-    """`chosen` with its tracers: ours under bubblewrap where it can watch `startup` here, strace
-    where strace can; else why not."""
-    own, own_why = (own_tracer_works(startup) if chosen.mechanism == "bwrap" else (False, ""))
+def _traced(chosen: Facts, startup: list[str], own_why: str = "") -> Facts:
+    """`chosen` with its tracers: ours under bubblewrap where it watched the start-up (`probe_bwrap`
+    tried it; `own_why`: why not), strace where strace can watch `startup`; else why not."""
+    own = chosen.own_tracer
     strace = trace.find()
     if strace is None:
         why = "strace is not installed"
