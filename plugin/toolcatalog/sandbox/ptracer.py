@@ -369,7 +369,8 @@ class Tracer:
         if pid in self.pending:
             self.result(pid, None)
         self.alive.discard(pid)
-        self.gone.add(pid)
+        if not self.over:  # past the bound the run is not observed anyway
+            self.gone.add(pid)
 
     def stop(self, pid: int, status: int) -> None:
         self.stops += 1
@@ -382,7 +383,7 @@ class Tracer:
             self._exit(pid)
         elif event in (EVENT_FORK, EVENT_VFORK, EVENT_CLONE):
             child = _event_message(pid)
-            if child not in self.gone:
+            if child not in self.gone and self._room():  # a fork counts too: what the tracer keeps stays bounded
                 self.alive.add(child)
             resume(PTRACE_CONT, pid)
         elif event == EVENT_EXEC:
