@@ -46,7 +46,7 @@ settings.register_profile("thorough", max_examples=1000, deadline=None)
 settings.load_profile("suite")
 
 from manifests import speccify_text
-from once import begin, run_folder, shared
+from once import UNINSTALLED, begin, path_without, run_folder, shared
 from sitebuild import REPO, build, environment
 from toolcatalog.harvest import harvest
 from toolcatalog.model import Catalog
@@ -82,10 +82,15 @@ def processes_start_like_the_suite(tmp_path_factory: pytest.TempPathFactory) -> 
       written beside the sources), they go to one folder in the run's temporary root
       (`PYTHONPYCACHEPREFIX`) instead of being compiled again by every process. Runs of tools are
       unaffected: the product sets `PYTHONDONTWRITEBYTECODE=1` for them (`process.scrubbed_env`).
-    - SIGINT and SIGQUIT are not ignored (`_signals_as_from_a_terminal`, at this module's import)."""
-    changes: dict[str, str | None] = {
-        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-    }
+    - SIGINT and SIGQUIT are not ignored (`_signals_as_from_a_terminal`, at this module's import).
+    - No `uv` (nor the other programs of `once.UNINSTALLED`) is found on PATH, whether or not the
+      machine has one installed (`once.path_without`): the corpus's smart tools call it, and the
+      verdicts the tests expect of them were taken without it. The suite's own uv (`.venv/uv`,
+      `once.installer`) is called by its path. (The interpreter's folder is kept as it is: a
+      `python3` linked from elsewhere would not start in its venv. It is the project's venv, whose
+      `bin` .ci/dev.py keeps free of uv.)"""
+    others = path_without(UNINSTALLED, os.environ.get("PATH", ""), run_folder(tmp_path_factory) / f"path-{os.getpid()}")
+    changes: dict[str, str | None] = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), others])}
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
         changes["PYTHONDONTWRITEBYTECODE"] = None
         changes["PYTHONPYCACHEPREFIX"] = str(run_folder(tmp_path_factory) / "pycache")
@@ -206,6 +211,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     begin(session.config._tmp_path_factory, wanted)  # type: ignore[attr-defined]
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: `pytest -p no:xdist` runs without it
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`--dist loadgroup` by the groups the workers wrote: one unit per group, every other test a
     unit of its own; the groups (the most tests first) are handed out before the single tests."""
