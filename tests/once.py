@@ -58,12 +58,18 @@ def shared(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], No
 ENVIRONMENT: dict[str, str] = dict(os.environ)  # when conftest.py imported this, before any fixture
 
 
-def installer(python: Path) -> list[str]:
-    """The command that installs packages into the venv of `python`: the uv that .ci/dev.py put in
-    the suite's venv (`.venv/uv`, off PATH; it downloads and unpacks in parallel, and compiles
-    nothing), else this interpreter's pip without byte-compiling (each run compiles what it imports)."""
+def suite_uv() -> Path | None:
+    """The uv that .ci/dev.py put in the suite's venv (`.venv/uv`, off PATH), where it is there."""
     uv = Path(sys.prefix) / "uv" / "bin" / "uv"
-    if uv.is_file():
+    return uv if uv.is_file() else None
+
+
+def installer(python: Path) -> list[str]:
+    """The command that installs packages into the venv of `python`: the suite's uv (`suite_uv`: it
+    downloads and unpacks in parallel, and compiles nothing), else this interpreter's pip without
+    byte-compiling (each run compiles what it imports)."""
+    uv = suite_uv()
+    if uv is not None:
         return [str(uv), "pip", "install", "--quiet", "--python", str(python)]
     return [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-compile"]
 # Programs the suite's processes must not find, wherever the machine has them: the corpus's smart
