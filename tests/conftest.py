@@ -184,16 +184,50 @@ SHARED_BUILDS = {
 GROUPS_FILE = "xdist-groups.json"
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Each test that requests a shared build gets its group (an `xdist_group` mark). A worker also
-    writes the groups for the scheduler (`pytest_xdist_make_scheduler`): pytest-xdist 3.8 marks the
-    group in `item._nodeid`, which pytest 9 no longer reads, so its own grouping never happens."""
-    groups: dict[str, str] = {}
+def _module_fixtures(item: pytest.Item) -> bool:
+    """Whether the test uses a fixture of its module (or class) that the module defines: made once
+    per worker that runs any of the module's tests (a browser, a site built and served, ...)."""
+    infos = getattr(item, "_fixtureinfo", None)
+    for defs in (infos.name2fixturedefs.values() if infos is not None else ()):
+        if any(d.scope in ("module", "class", "package") and d.baseid.split("::")[0] == item.nodeid.split("::")[0] for d in defs):
+            return True
+    return False
+
+
+def test_groups(items: list[pytest.Item]) -> dict[str, str]:
+    """The xdist group of each test that has one. A test that requests a shared build is in that
+    build's group; so is every test of its module that uses a fixture of the module, so that the
+    fixture (test_pages' browser and served sites, ...) is made by one worker, not by each worker
+    the module's tests land on; the other tests of a module that has such fixtures form the
+    module's own group, for the same reason. Groups that a module joins are one group."""
+    parent: dict[str, str] = {}
+
+    def find(name: str) -> str:
+        while parent.setdefault(name, name) != name:
+            name = parent[name]
+        return name
+
+    by_item: dict[str, str] = {}
     for item in items:
-        group = next((SHARED_BUILDS[name] for name in getattr(item, "fixturenames", ()) if name in SHARED_BUILDS), None)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
-            groups[item.nodeid] = group
+        module = item.nodeid.split("::")[0]
+        build = next((SHARED_BUILDS[name] for name in getattr(item, "fixturenames", ()) if name in SHARED_BUILDS), None)
+        if build is not None:
+            by_item[item.nodeid] = build
+            if _module_fixtures(item):
+                parent[find(module)] = find(build)
+        elif _module_fixtures(item):
+            by_item[item.nodeid] = module
+    return {nodeid: find(group) for nodeid, group in by_item.items()}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test gets its group (an `xdist_group` mark, `test_groups`). A worker also writes the
+    groups for the scheduler (`pytest_xdist_make_scheduler`): pytest-xdist 3.8 marks the group in
+    `item._nodeid`, which pytest 9 no longer reads, so its own grouping never happens."""
+    groups = test_groups(items)
+    for item in items:
+        if item.nodeid in groups:
+            item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
     if os.environ.get("PYTEST_XDIST_WORKER"):
         folder = run_folder(config._tmp_path_factory)  # type: ignore[attr-defined]  # pytest's own, as xdist reads it
         mine = folder / f"{GROUPS_FILE}.{os.environ['PYTEST_XDIST_WORKER']}"
