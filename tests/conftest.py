@@ -6,6 +6,7 @@ so other test modules can add their own without clashing.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -236,9 +237,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """The builds registered with `once.ahead` that the selected tests need, begun in the
+    """What the collected session keeps is frozen for the garbage collector (`gc.freeze`): the
+    modules imported, the tests collected and their marks live to the end of the run, and every
+    full collection walked them again: each build in this process ends with one (the plugin frees
+    its model's cycles), and the interpreter makes more of its own. With them frozen, a collection
+    walks what was made since: 38 of those of the plugin's, in a worker that collected the suite,
+    cost 4.9 s of CPU, and 1.7 s frozen. Nothing made by a test is frozen, so a test that checks
+    that something is let go (test_memory_release, test_release_build, ...) sees it freed as before.
+
+    Then the builds registered with `once.ahead` that the selected tests need, begun in the
     background by one process of the run (the first worker, or pytest itself without xdist): they
     wait on the package index while the tests before theirs run."""
+    gc.collect()  # what collecting left behind, freed rather than frozen
+    gc.freeze()
     if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0" or session.config.option.collectonly:
         return
     wanted = {name for item in session.items for name in getattr(item, "fixturenames", ())}
