@@ -58,14 +58,49 @@ def shared(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], No
 ENVIRONMENT: dict[str, str] = dict(os.environ)  # when conftest.py imported this, before any fixture
 
 
-def installer(python: Path) -> list[str]:
-    """The command that installs packages into the venv of `python`: the uv that .ci/dev.py put in
-    the suite's venv (`.venv/uv`, off PATH; it downloads and unpacks in parallel, and compiles
-    nothing), else this interpreter's pip without byte-compiling (each run compiles what it imports)."""
+def suite_uv() -> Path | None:
+    """The uv that .ci/dev.py put in the suite's venv (`.venv/uv`, off PATH), where it is there."""
     uv = Path(sys.prefix) / "uv" / "bin" / "uv"
-    if uv.is_file():
+    return uv if uv.is_file() else None
+
+
+def installer(python: Path) -> list[str]:
+    """The command that installs packages into the venv of `python`: the suite's uv (`suite_uv`: it
+    downloads and unpacks in parallel, and compiles nothing), else this interpreter's pip without
+    byte-compiling (each run compiles what it imports)."""
+    uv = suite_uv()
+    if uv is not None:
         return [str(uv), "pip", "install", "--quiet", "--python", str(python)]
     return [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-compile"]
+# Programs the suite's processes must not find, wherever the machine has them: the corpus's smart
+# tools call `uv` (and its sample's `samplegood`), and every verdict the tests expect of them (the
+# conformance kit's among them) was taken where neither was installed: with one found, a tool runs
+# and fails instead of being skipped as "not on PATH", and its pages and summaries change.
+UNINSTALLED = ("uv", "uvx", "samplegood")
+
+
+def path_without(programs: tuple[str, ...], path: str, folder: Path) -> str:
+    """`path` with every entry that holds one of `programs` replaced by a folder of `folder` that
+    links to everything else the entry holds: each other program is found where it was, in the
+    same order, and none of `programs` anywhere. An entry holding none of them is kept as it is
+    (on a machine without them, the PATH is unchanged). A sandboxed run shows no entry outside the
+    system folders (sandbox/layout.py), so a system folder that holds one of `programs` (a distro's
+    own `/usr/bin/uv`) takes its other programs out of the sandbox's PATH too."""
+    out: list[str] = []
+    for entry in path.split(os.pathsep):
+        held = os.path.isdir(entry) and any(os.path.lexists(os.path.join(entry, name)) for name in programs)
+        if not held:
+            out.append(entry)
+            continue
+        shadow = folder / f"path-{len(out)}"
+        shadow.mkdir(parents=True, exist_ok=True)
+        for name in os.listdir(entry):
+            if name not in programs and not (shadow / name).is_symlink():
+                (shadow / name).symlink_to(os.path.join(os.path.abspath(entry), name))
+        out.append(str(shadow))
+    return os.pathsep.join(out)
+
+
 Start = TypeVar("Start", bound=Callable[[pytest.TempPathFactory], object])
 AHEAD: dict[str, Callable[[pytest.TempPathFactory], object]] = {}
 

@@ -44,7 +44,10 @@ def install_floor(factory: pytest.TempPathFactory) -> Path:
     run, begun as soon as the tests are collected (once.ahead: pip mostly waits on the index)."""
     def make(folder: Path) -> None:
         env = {**once.ENVIRONMENT, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}  # maybe in a thread
-        install = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", str(folder / "sdk"), f"mcp=={floor()}"],
+        uv = once.suite_uv()  # 1.3 s of CPU instead of pip's 3.3 s; both byte-compile (the SDK's server starts compile nothing)
+        command = ([str(uv), "pip", "install", "--quiet", "--compile-bytecode", "--python", sys.executable] if uv is not None
+                   else [sys.executable, "-m", "pip", "install", "--quiet"])
+        install = subprocess.run([*command, "--target", str(folder / "sdk"), f"mcp=={floor()}"],
                                  capture_output=True, text=True, timeout=300, env=env)
         if install.returncode != 0 and any(word in install.stderr for word in OFFLINE):
             pytest.skip(f"the package index cannot be reached: {install.stderr.strip().splitlines()[-1]}")

@@ -32,7 +32,9 @@ def test_serve_reruns_only_the_changed_tool(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        # Its temporary site folder in the test's own: `mkdocs serve` removes it only when stopped
+        # by Ctrl-C, and the test stops it otherwise (one folder left in /tmp per run, before).
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "TMPDIR": str(tmp_path)},
         start_new_session=True,
     )
     lines: list[str] = []

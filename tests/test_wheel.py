@@ -43,9 +43,16 @@ def run(argv: list[str], cwd: Path, timeout: int = 600, base: dict[str, str] | N
 
 @once.ahead("dist")
 def distributions(factory: pytest.TempPathFactory) -> Path:
-    """The sdist, and the wheel built from that sdist (as `python -m build` does by default)."""
+    """The sdist, and the wheel built from that sdist (as `python -m build` does by default). The
+    isolated build environment (hatchling) is installed by the suite's uv where it is there (`build
+    --installer uv`, which finds it on PATH): 1.4 s of CPU instead of pip's 3.1 s; the same backend
+    builds the same files."""
     def make(out: Path) -> None:
-        run([sys.executable, "-m", "build", "--outdir", str(out), str(REPO)], cwd=out, base=once.ENVIRONMENT)
+        uv, env = once.suite_uv(), dict(once.ENVIRONMENT)
+        installer = ["--installer", "uv"] if uv is not None else []
+        if uv is not None:  # for this command alone: no tool of the suite may find a uv (conftest.py)
+            env["PATH"] = os.pathsep.join([str(uv.parent), env.get("PATH", "")])
+        run([sys.executable, "-m", "build", *installer, "--outdir", str(out), str(REPO)], cwd=out, base=env)
 
     return shared(factory, "dist", make)
 

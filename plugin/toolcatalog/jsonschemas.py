@@ -104,7 +104,7 @@ def compile_pattern(pattern: str) -> Any:
 class _Matching:
     """Time spent matching during one validation (or by one `Checker`), and what could not be decided."""
 
-    budget_s: float = TOTAL_MATCH_BUDGET_S
+    budget_s: float = field(default_factory=lambda: TOTAL_MATCH_BUDGET_S)  # read when a validation begins
     spent_s: float = 0.0
     slow: set[str] = field(default_factory=set)  # patterns that took too long once: tried again only briefly
     memo: dict[tuple[str, str], bool | None] = field(default_factory=dict)  # (pattern, text) -> True / False / None (undecided)
