@@ -273,11 +273,22 @@ def _hash_entry(digest: Any, path: Path, name: str, budget: _Budget) -> None:
 _DIGESTS: dict[tuple[Any, ...], bytes] = {}  # file identity -> content digest, for this process
 
 
-def remake_remembered() -> None:
-    """The remembered digests made again as new objects (the MkDocs plugin, once the catalog is let
-    go: made during the harvest, among the catalog's objects, they would keep its memory)."""
+def take_remembered() -> bytes:
+    """The remembered digests as one block of bytes, forgotten here until `restore_remembered` (the
+    MkDocs plugin, while it lets the catalog go: made during the harvest, among the catalog's
+    objects, they would keep its memory; made again after it, they fill what it freed)."""
     global _DIGESTS
-    _DIGESTS = pickle.loads(pickle.dumps(_DIGESTS, protocol=pickle.HIGHEST_PROTOCOL))  # our own bytes, made just now
+    blob = pickle.dumps(_DIGESTS, protocol=pickle.HIGHEST_PROTOCOL)
+    _DIGESTS = {}
+    return blob
+
+
+def restore_remembered(blob: bytes) -> None:
+    """The digests `take_remembered` gave, remembered again (our own bytes, made just now)."""
+    global _DIGESTS
+    _DIGESTS = pickle.loads(blob)
+
+
 _MAX_REMEMBERED = 200_000
 _SETTLED_NS = 3_000_000_000
 
