@@ -167,11 +167,13 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             return None  # the nav's tool pages are made from the catalog at on_nav
         del build
         self._stage_early(files, config)
+        self._move(files)  # from here, where no frame of the staging holds anything (its last tool, the stage)
         return files
 
     on_files = CombinedEvent(_harvest_files, _let_go_after_files)
 
     def _stage_early(self, files: Files, config: MkDocsConfig) -> None:
+        """The stage and `self.made`, from the catalog (which `_move` then lets go)."""
         build = self.build
         assert build is not None
         self._close_stage()
@@ -196,8 +198,6 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             if self.stage is None:
                 self._let_go()
         self.made = made
-        del made  # no frame may hold it while the catalog is let go (`_move`)
-        self._move(files)
 
     def _move(self, files: Files) -> None:
         """Let the catalog go, and copy what lives on once its memory is free (see above): `self.made`,
