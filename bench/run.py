@@ -443,7 +443,8 @@ OUT = Path(os.environ["TOOLCATALOG_BENCH_FAIR_DOCS"])
 @event_priority(90)  # after the plugin's own (100), before the search plugin's (0)
 def on_page_context(context, page, config, nav):
     plugin = config.plugins.get("toolcatalog")
-    if plugin is not None and page.file.src_uri in getattr(plugin, "pages", {}):
+    # `generated`: every generated page's src_uri (`pages` is emptied when the catalog is let go after on_files)
+    if plugin is not None and page.file.src_uri in (getattr(plugin, "generated", None) or getattr(plugin, "pages", {})):
         target = OUT / page.file.src_uri
         target.parent.mkdir(parents=True, exist_ok=True)
         front = "".join(f"{key}: {json.dumps(value)}\\n" for key, value in page.meta.items())

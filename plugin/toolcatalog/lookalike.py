@@ -18,8 +18,12 @@ catalog.
 
 from __future__ import annotations
 
+import json
+import os
+import pickle
 import unicodedata
 from functools import lru_cache
+from typing import Any
 
 __all__ = ["differences", "mixed_scripts", "shown", "skeleton"]
 
@@ -31,10 +35,9 @@ def _prototypes() -> dict[str, str]:
     """Each confusable character's prototype. The package's data lists, for a character, what
     it can be confused with: a character that is not a prototype lists only its prototype,
     which lists it back among its own; a pair that lists only each other has no other sign of
-    direction, and the smaller one stands for both."""
-    from confusable_homoglyphs import confusables  # 1 MB of data, read only by builds that check ids
-
-    data = confusables.confusables_data
+    direction, and the smaller one stands for both. Only this table is kept: the data goes once
+    it is made, and the table is copied so that none of the data's objects outlives it."""
+    data = _confusables_data()
     prototypes: dict[str, str] = {}
     for char, glyphs in data.items():
         if len(char) != 1 or len(glyphs) != 1:
@@ -46,7 +49,22 @@ def _prototypes() -> dict[str, str]:
         if back == [char] and len(target) == 1 and target > char:
             continue  # `char` is the prototype of the pair
         prototypes[char] = target
-    return prototypes
+    del data
+    copied: dict[str, str] = pickle.loads(pickle.dumps(prototypes, protocol=pickle.HIGHEST_PROTOCOL))  # our own bytes, made just now
+    return copied
+
+
+def _confusables_data() -> dict[str, Any]:
+    """The package's confusables data, read as its `utils.load` reads it (the file in its folder,
+    or in `CONFUSABLE_DATA`), without importing its modules: they import `urllib.request` (62
+    modules, ≈ 4 MB for the life of the process) and keep the data as a module global (1 MB of
+    JSON, ≈ 6 MB of small objects), where ids need only the prototypes (issue #21, memory)."""
+    import confusable_homoglyphs
+
+    folder = os.path.dirname(os.path.abspath(confusable_homoglyphs.__file__))
+    with open(os.path.join(os.environ.get("CONFUSABLE_DATA", folder), "confusables.json"), encoding="utf-8") as file:
+        data: dict[str, Any] = json.load(file)
+    return data
 
 
 def skeleton(text: str) -> str:

@@ -167,11 +167,13 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             return None  # the nav's tool pages are made from the catalog at on_nav
         del build
         self._stage_early(files, config)
+        self._move(files)  # from here, where no frame of the staging holds anything (its last tool, the stage)
         return files
 
     on_files = CombinedEvent(_harvest_files, _let_go_after_files)
 
     def _stage_early(self, files: Files, config: MkDocsConfig) -> None:
+        """The stage and `self.made`, from the catalog (which `_move` then lets go)."""
         build = self.build
         assert build is not None
         self._close_stage()
@@ -195,11 +197,14 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             del build
             if self.stage is None:
                 self._let_go()
-        self._move(files, made)
+        self.made = made
 
-    def _move(self, files: Files, made: _Made) -> None:
-        """Let the catalog go, and copy what lives on once its memory is free (see above): our
-        `File`s, and every file after them, leave `files` meanwhile and come back in their order."""
+    def _move(self, files: Files) -> None:
+        """Let the catalog go, and copy what lives on once its memory is free (see above): `self.made`,
+        our `File`s, and every file after them, which leave `files` meanwhile and come back in their
+        order, and the file digests remembered for `mkdocs serve`. Nothing made before the catalog
+        was let go may still be alive while it is: each small object left would keep its arena."""
+        made, self.made = self.made, None
         ours = [f for f in files if f.src_uri in self.generated]
         blob = _pack((made, self.pending, self.stage, self.generated, self.watched, ours))
         if blob is None:  # something that cannot be copied (another plugin's object on a File): kept as it is
@@ -210,6 +215,7 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
         folder = self.stage.folder if self.stage is not None else None
         del made, ours
         self.pending, self.stage, self.generated, self.watched = None, None, set(), None
+        remembered = files_module.take_remembered()
         self._let_go()
         try:
             self.made, self.pending, self.stage, self.generated, self.watched, copies = pickle.loads(blob)
@@ -217,8 +223,9 @@ class ToolCatalogPlugin(BasePlugin[ToolCatalogConfig]):  # mkdocs' untyped __ini
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
             raise
-        del blob
-        files_module.remake_remembered()
+        finally:
+            files_module.restore_remembered(remembered)
+        del blob, remembered
         copied = iter(copies)
         for file in tail:
             files.append(next(copied) if file is None else file)
@@ -537,11 +544,11 @@ class _Made:
 
 
 def _preload() -> None:
-    """What the harvest loads once for the whole process, loaded before it: the confusables data
-    the id check reads (≈ 6 MB of small objects, and the modules it imports). Made in the middle
-    of the harvest, among the catalog's objects, it kept their memory from going back to the
-    system when the catalog was let go (Python's allocator gives back a 1 MB arena only once every
-    object in it is freed)."""
+    """What the harvest loads once for the whole process, loaded before it: the id check's table of
+    confusable characters (made from ≈ 6 MB of data, which is let go once it is made). Made in
+    the middle of the harvest, among the catalog's objects, it kept their memory from going back
+    to the system when the catalog was let go (Python's allocator gives back a 1 MB arena only
+    once every object in it is freed)."""
     lookalike.skeleton("a")
 
 
