@@ -246,7 +246,8 @@ def decode(pid: int) -> Call:
     regs = Regs()
     ptrace(PTRACE_GETREGS, pid, 0, ctypes.addressof(regs))
     args = (regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9)
-    name = NAME.get(regs.orig_rax, f"#{regs.orig_rax}")
+    number = regs.orig_rax & 0xFFFFFFFF  # what the kernel runs (and seccomp sees): bits above are ignored
+    name = NAME.get(number, f"#{number}")
     call = Call(name)
     if name in ("execve", "execveat"):
         call.program = Memory.string(pid, args[1 if name == "execveat" else 0]) or ""

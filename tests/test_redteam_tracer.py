@@ -1,0 +1,82 @@
+"""Red team, our own tracer (sandbox/ptracer.py and its filter, seccomp.py): a tool that tries to act
+where the tracer does not look, through `toolcatalog check` with real bubblewrap.
+
+Every tool below declares no effects and does something only the trace can see (a file written in
+the sandbox's own `/dev` or written and removed again, an attribute set, a socket bound); the run
+must end observed with it (failed, caught) or not observed, never clean. The tools share one
+workspace and one check (`attacks`), each test reads its own tool's run.
+
+- A system call number with bits set above the low 32: the kernel runs the low 32 bits.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from manifests import PLATFORM, speccify_tool
+from procs import no_leftovers  # noqa: F401 (an autouse fixture)
+from sitebuild import run_check, tool_of
+from toolcatalog import sandbox
+from toolcatalog.model import Catalog, Run
+
+FACTS = sandbox.probe("auto")
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux only"),
+    pytest.mark.skipif(not FACTS.own_tracer, reason=f"our tracer does not work here: {FACTS.untraced or FACTS.reason}"),
+]
+
+# A raw `syscall` the tool can call with any 64-bit number (no compiler needed): rdi is the number,
+# rsi, rdx, rcx and r8 the first four arguments.
+RAW_SYSCALL = r"""
+import ctypes, json, mmap, os, sys
+json.load(sys.stdin)
+_code = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+_code.write(bytes.fromhex("4889f8" "4889f7" "4889d6" "4889ca" "4d89c2" "0f05" "c3"))
+raw = ctypes.CFUNCTYPE(ctypes.c_long, *[ctypes.c_uint64] * 5)(ctypes.addressof(ctypes.c_char.from_buffer(_code)))
+def call(nr, *args):
+    args = [a if isinstance(a, int) else ctypes.cast(ctypes.c_char_p(a), ctypes.c_void_p).value for a in args]
+    return raw(nr, *(args + [0] * (4 - len(args))))
+"""
+
+HIGH_NUMBER = RAW_SYSCALL + r"""
+HIGH = 1 << 32  # the kernel runs the low 32 bits of the number; seccomp sees those too
+fd = call(HIGH | 257, -100 & 0xFFFFFFFFFFFFFFFF, b"/dev/high-number", os.O_WRONLY | os.O_CREAT, 0o644)  # openat
+made = call(HIGH | 83, b"/tmp/high-number-dir", 0o755)  # mkdir
+removed = call(HIGH | 84, b"/tmp/high-number-dir")  # rmdir
+print(json.dumps({"ok": fd >= 0 and made == 0 and removed == 0}), flush=True)
+"""
+
+TOOLS = {
+    "high-number": HIGH_NUMBER,
+}
+
+
+@pytest.fixture(scope="module")
+def attacks(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    """Every tool of `TOOLS` checked once, in one workspace."""
+    root = tmp_path_factory.mktemp("tracer-attacks")
+    for name, code in TOOLS.items():
+        speccify_tool(root, name, [("attack", {"a": 1}, {"ok": True})], files={f"{PLATFORM}.py": code},
+                      effects="none; pure computation")
+    catalog, _ = run_check(root)
+    return catalog
+
+
+def run_of(catalog: Catalog, name: str) -> Run:
+    [run] = tool_of(catalog, name).examples[0].runs
+    return run
+
+
+def changes(run: Run) -> set[tuple[str, str]]:
+    assert run.observed is not None and run.observed.traced, run
+    return {(f.path, f.change) for f in run.observed.files}
+
+
+def test_a_call_number_with_high_bits_is_decoded_as_the_kernel_runs_it(attacks: Catalog) -> None:
+    run = run_of(attacks, "high-number")
+    assert run.actual == {"ok": True}, run  # the calls worked
+    assert {("/dev/high-number", "temporary"), ("/tmp/high-number-dir", "temporary")} <= changes(run), run
+    assert run.status.value == "failed" and tool_of(attacks, "high-number").sandbox.caught_mutating  # type: ignore[union-attr]
