@@ -7,6 +7,9 @@ must end observed with it (failed, caught) or not observed, never clean. The too
 workspace and one check (`attacks`), each test reads its own tool's run.
 
 - A system call number with bits set above the low 32: the kernel runs the low 32 bits.
+- A file written and removed in a folder whose name is not UTF-8, named relative to the working
+  folder and through a descriptor (paths the tracer reads from `/proc`, not from the tool's memory):
+  the run is judged (caught), not turned into an internal error by names no JSON can hold.
 """
 
 from __future__ import annotations
@@ -49,8 +52,23 @@ removed = call(HIGH | 84, b"/tmp/high-number-dir")  # rmdir
 print(json.dumps({"ok": fd >= 0 and made == 0 and removed == 0}), flush=True)
 """
 
+NOT_UTF8 = """
+import json, os, sys
+json.load(sys.stdin)
+os.mkdir(b"/tmp/d\\xff")
+os.chdir(b"/tmp/d\\xff")
+fd = os.open("x", os.O_WRONLY | os.O_CREAT)
+os.fchmod(fd, 0o600)
+os.close(fd)
+os.unlink("x")
+os.chdir("/")
+os.rmdir(b"/tmp/d\\xff")
+print(json.dumps({"ok": True}), flush=True)
+"""
+
 TOOLS = {
     "high-number": HIGH_NUMBER,
+    "not-utf8": NOT_UTF8,
 }
 
 
@@ -80,3 +98,11 @@ def test_a_call_number_with_high_bits_is_decoded_as_the_kernel_runs_it(attacks: 
     assert run.actual == {"ok": True}, run  # the calls worked
     assert {("/dev/high-number", "temporary"), ("/tmp/high-number-dir", "temporary")} <= changes(run), run
     assert run.status.value == "failed" and tool_of(attacks, "high-number").sandbox.caught_mutating  # type: ignore[union-attr]
+
+
+def test_a_path_that_is_not_utf8_is_judged_not_an_internal_error(attacks: Catalog) -> None:
+    tool = tool_of(attacks, "not-utf8")
+    assert tool.status.value != "error", tool.status_detail
+    run = run_of(attacks, "not-utf8")
+    assert {("/tmp/d\ufffd", "temporary"), ("/tmp/d\ufffd/x", "temporary")} <= changes(run), run
+    assert run.status.value == "failed" and tool.sandbox is not None and tool.sandbox.caught_mutating

@@ -139,6 +139,12 @@ def _fd(value: int) -> int:
     return ctypes.c_int(value & 0xFFFFFFFF).value
 
 
+def _link(path: str) -> str:
+    """Where a `/proc` link points, as text: bytes that are not UTF-8 replaced (U+FFFD), as
+    trace.parse reads strace's escapes, never kept as surrogates no JSON can carry."""
+    return os.readlink(os.fsencode(path)).decode("utf-8", "replace")
+
+
 def _event_message(pid: int) -> int:
     value = ctypes.c_ulong()
     ptrace(PTRACE_GETEVENTMSG, pid, 0, ctypes.addressof(value))
@@ -202,7 +208,7 @@ class Memory:
     def descriptor(pid: int, fd: int) -> str:
         """The file descriptor `fd` of `pid` names, as the tracee sees it (`<fd N>` when none)."""
         try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            target = _link(f"/proc/{pid}/fd/{fd}")
         except OSError:
             return f"<fd {fd}>"
         if target.endswith(" (deleted)"):
@@ -216,7 +222,7 @@ class Memory:
         fd = None if dirfd is None else _fd(dirfd)
         if fd is None or fd == AT_FDCWD:
             try:
-                base = os.readlink(f"/proc/{pid}/cwd")
+                base = _link(f"/proc/{pid}/cwd")
             except OSError:
                 base = "<cwd>"
         else:
@@ -469,7 +475,7 @@ class Tracer:
         else:
             self.notes.append(f"an exec of {pid} with no seccomp stop")
             try:
-                program = os.readlink(f"/proc/{pid}/exe")
+                program = _link(f"/proc/{pid}/exe")
             except OSError:
                 program = "?"
         if not self.started:
