@@ -9,7 +9,8 @@ workspace and one check (`attacks`), each test reads its own tool's run.
 - A system call number with bits set above the low 32: the kernel runs the low 32 bits.
 - A file written and removed in a folder whose name is not UTF-8, named relative to the working
   folder and through a descriptor (paths the tracer reads from `/proc`, not from the tool's memory):
-  the run is judged (caught), not turned into an internal error by names no JSON can hold.
+  the run is judged (caught), not turned into an internal error by names no JSON can hold; and a
+  file left in `/tmp` under such a name (the before-and-after comparison, whichever tracer).
 """
 
 from __future__ import annotations
@@ -66,9 +67,17 @@ os.rmdir(b"/tmp/d\\xff")
 print(json.dumps({"ok": True}), flush=True)
 """
 
+LEFT_NOT_UTF8 = """
+import json, sys
+json.load(sys.stdin)
+open(b"/tmp/f\\xff", "w").write("x")
+print(json.dumps({"ok": True}), flush=True)
+"""
+
 TOOLS = {
     "high-number": HIGH_NUMBER,
     "not-utf8": NOT_UTF8,
+    "left-not-utf8": LEFT_NOT_UTF8,
 }
 
 
@@ -100,9 +109,13 @@ def test_a_call_number_with_high_bits_is_decoded_as_the_kernel_runs_it(attacks: 
     assert run.status.value == "failed" and tool_of(attacks, "high-number").sandbox.caught_mutating  # type: ignore[union-attr]
 
 
-def test_a_path_that_is_not_utf8_is_judged_not_an_internal_error(attacks: Catalog) -> None:
-    tool = tool_of(attacks, "not-utf8")
+@pytest.mark.parametrize("name, expected", [
+    ("not-utf8", {("/tmp/d\ufffd", "temporary"), ("/tmp/d\ufffd/x", "temporary")}),
+    ("left-not-utf8", {("/tmp/f\ufffd", "created")}),
+])
+def test_a_path_that_is_not_utf8_is_judged_not_an_internal_error(attacks: Catalog, name: str, expected: set[tuple[str, str]]) -> None:
+    tool = tool_of(attacks, name)
     assert tool.status.value != "error", tool.status_detail
-    run = run_of(attacks, "not-utf8")
-    assert {("/tmp/d\ufffd", "temporary"), ("/tmp/d\ufffd/x", "temporary")} <= changes(run), run
+    run = run_of(attacks, name)
+    assert changes(run) == expected, run
     assert run.status.value == "failed" and tool.sandbox is not None and tool.sandbox.caught_mutating

@@ -111,7 +111,7 @@ class Launch:
             after, cut = tree.picture(area.host, hash_files=False)
             truncated = truncated or cut or area.cut  # a folder too large to compare: changes may be missed
             for rel, change in tree.changes(area.before, after, area.host):
-                inside = os.path.normpath(os.path.join(area.inside, rel))
+                inside = _text(os.path.normpath(os.path.join(area.inside, rel)))
                 diffed.add(inside)
                 files.append(self._change(inside, change))
         observed = Observed(traced=self.tracer != "", files=files, incomplete=truncated)
@@ -234,6 +234,13 @@ def _at_exit() -> None:
 
 
 atexit.register(_at_exit)
+
+
+def _text(path: str) -> str:
+    """A name the tool gave, as text: bytes that are not UTF-8 (surrogates from the folder listing)
+    replaced by U+FFFD, as both tracers report them; a surrogate would make the run's result
+    unwritable (an internal error instead of what was caught)."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _below(path: str, folder: str) -> bool:
