@@ -11,6 +11,8 @@ workspace and one check (`attacks`), each test reads its own tool's run.
   folder and through a descriptor (paths the tracer reads from `/proc`, not from the tool's memory):
   the run is judged (caught), not turned into an internal error by names no JSON can hold; and a
   file left in `/tmp` under such a name (the before-and-after comparison, whichever tracer).
+- A path pointer past 2**63 (no file offset of `/proc/PID/mem`): the tracer reads nothing there,
+  and goes on watching (it raised, its thread ended and the run was killed, not observed).
 """
 
 from __future__ import annotations
@@ -74,8 +76,16 @@ open(b"/tmp/f\\xff", "w").write("x")
 print(json.dumps({"ok": True}), flush=True)
 """
 
+HIGH_POINTER = RAW_SYSCALL + r"""
+failed = call(257, -100 & 0xFFFFFFFFFFFFFFFF, 1 << 63, os.O_WRONLY | os.O_CREAT, 0o644)  # openat: EFAULT
+open("/tmp/after-high-pointer", "w").close()
+os.unlink("/tmp/after-high-pointer")
+print(json.dumps({"ok": failed == -14}), flush=True)
+"""
+
 TOOLS = {
     "high-number": HIGH_NUMBER,
+    "high-pointer": HIGH_POINTER,
     "not-utf8": NOT_UTF8,
     "left-not-utf8": LEFT_NOT_UTF8,
 }
@@ -119,3 +129,10 @@ def test_a_path_that_is_not_utf8_is_judged_not_an_internal_error(attacks: Catalo
     run = run_of(attacks, name)
     assert changes(run) == expected, run
     assert run.status.value == "failed" and tool.sandbox is not None and tool.sandbox.caught_mutating
+
+
+def test_a_pointer_past_the_files_offsets_is_unreadable_and_the_tracer_goes_on(attacks: Catalog) -> None:
+    run = run_of(attacks, "high-pointer")
+    assert run.actual == {"ok": True}, run
+    assert changes(run) == {("/tmp/after-high-pointer", "temporary")}, run
+    assert run.observed is not None and not run.observed.incomplete, run

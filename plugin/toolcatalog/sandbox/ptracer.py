@@ -185,7 +185,7 @@ class Memory:
                 if end >= 0:
                     return (data + chunk[:end]).decode("utf-8", "replace")
                 data += chunk
-        except OSError:
+        except (OSError, OverflowError):  # OverflowError: an address past 2**63, no file offset
             return None
         finally:
             os.close(fd)
@@ -201,7 +201,7 @@ class Memory:
                 return os.pread(fd, min(size, 4096), address)
             finally:
                 os.close(fd)
-        except OSError:
+        except (OSError, OverflowError):  # as in `string`
             return b""
 
     @staticmethod
