@@ -13,6 +13,8 @@ workspace and one check (`attacks`), each test reads its own tool's run.
   file left in `/tmp` under such a name (the before-and-after comparison, whichever tracer).
 - A path pointer past 2**63 (no file offset of `/proc/PID/mem`): the tracer reads nothing there,
   and goes on watching (it raised, its thread ended and the run was killed, not observed).
+- A VM socket (`AF_VSOCK`) bound and listening: bubblewrap's network namespace does not hold vsock,
+  which reaches the machine's host; it is a connection, never contained ("no network" was claimed).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from procs import no_leftovers  # noqa: F401 (an autouse fixture)
 from sitebuild import run_check, tool_of
 from toolcatalog import sandbox
 from toolcatalog.model import Catalog, Run
+from toolcatalog.sandbox import trace
 
 FACTS = sandbox.probe("auto")
 pytestmark = [
@@ -83,8 +86,23 @@ os.unlink("/tmp/after-high-pointer")
 print(json.dumps({"ok": failed == -14}), flush=True)
 """
 
+VSOCK = r"""
+import json, socket, sys
+json.load(sys.stdin)
+try:
+    listener = socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)
+    listener.bind((socket.VMADDR_CID_ANY, socket.VMADDR_PORT_ANY))  # no packet leaves: a port to be reached
+    listener.listen(1)
+    listener.close()
+    print("vsock: listened", file=sys.stderr)
+except (OSError, AttributeError) as exc:
+    print(f"vsock: {exc}", file=sys.stderr)
+print(json.dumps({"ok": True}), flush=True)
+"""
+
 TOOLS = {
     "high-number": HIGH_NUMBER,
+    "vsock": VSOCK,
     "high-pointer": HIGH_POINTER,
     "not-utf8": NOT_UTF8,
     "left-not-utf8": LEFT_NOT_UTF8,
@@ -136,3 +154,24 @@ def test_a_pointer_past_the_files_offsets_is_unreadable_and_the_tracer_goes_on(a
     assert run.actual == {"ok": True}, run
     assert changes(run) == {("/tmp/after-high-pointer", "temporary")}, run
     assert run.observed is not None and not run.observed.incomplete, run
+
+
+def test_a_vm_socket_is_a_connection_the_sandbox_does_not_contain(attacks: Catalog) -> None:
+    run = run_of(attacks, "vsock")
+    if "vsock: listened" not in run.stderr:
+        pytest.skip(f"no VM sockets here: {run.stderr.strip()}")
+    assert run.observed is not None and not run.observed.incomplete, run
+    assert [(c.address, c.contained) for c in run.observed.connections] == [("vsock:4294967295:4294967295", False)], run
+    tool = tool_of(attacks, "vsock")
+    assert run.status.value == "failed" and tool.sandbox is not None and not tool.sandbox.verified_no_effects
+    assert tool.sandbox.undeclared == ["connected to vsock:4294967295:4294967295 (no network was declared; "
+                                       "the sandbox did not stop it, so it may have arrived)"]
+
+
+def test_strace_names_a_vm_socket_as_ours_does(tmp_path: Path) -> None:
+    log = tmp_path / "trace.log"
+    log.write_text('1 execve("/bin/tool", ["tool"], 0x7ffd /* 1 var */) = 0\n'
+                   '1 bind(3, {sa_family=AF_VSOCK, svm_cid=VMADDR_CID_ANY, svm_port=0xb26e, svm_flags=0}, 16) = 0\n'
+                   '1 connect(3, {sa_family=AF_VSOCK, svm_cid=2, svm_port=9999, svm_flags=0}, 16) = -1 ECONNRESET (Connection reset by peer)\n')
+    seen = trace.parse(log, launcher_execs=0, cwd="/")
+    assert seen.connections == [("vsock:4294967295:45678", ""), ("vsock:2:9999", "ECONNRESET")]

@@ -170,10 +170,10 @@ class Launch:
     def _contained(self, address: str, error: str) -> bool:
         """Whether the sandbox provably kept a connection from leaving: refused (EACCES, EPERM:
         Landlock's answer; a failure such as EINPROGRESS proves nothing), or inside bubblewrap's
-        own network namespace (which holds abstract Unix sockets too, not path ones)."""
+        own network namespace (which holds abstract Unix sockets too, not path ones, nor VM sockets)."""
         if error in ("EACCES", "EPERM"):
             return True
-        return self.mechanism == "bwrap" and not self.network and not address.startswith("unix:/")
+        return self.mechanism == "bwrap" and not self.network and not address.startswith(("unix:/", "vsock:"))
 
     def _private(self, path: str) -> bool:
         """Whether a Unix socket's path lies in the run's own throwaway folders (so the tool made it)."""

@@ -79,6 +79,7 @@ FD_WHEN_NO_PATH = ("utimensat", "futimesat")
 NETWORK = ("connect", "bind", "sendto", "sendmsg", "sendmmsg")
 WRITE_MASK = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | 0o20000000  # __O_TMPFILE
 AT_FDCWD = -100
+AF_VSOCK = 40  # a VM socket: no network namespace holds it (it reaches the machine's host)
 TAG_FOREIGN = 1  # SECCOMP_RET_TRACE's data for a 32-bit or x32 call (seccomp.py)
 FOREIGN = ("stopped: it made a 32-bit (i386) or x32 system call, which the sandbox's tracer cannot follow; "
            "such programs do not run traced")
@@ -239,6 +240,9 @@ class Memory:
             return f"{socket.inet_ntop(socket.AF_INET, raw[4:8])}:{struct.unpack_from('>H', raw, 2)[0]}"
         if family == socket.AF_INET6 and len(raw) >= 24:
             return f"[{socket.inet_ntop(socket.AF_INET6, raw[8:24])}]:{struct.unpack_from('>H', raw, 2)[0]}"
+        if family == AF_VSOCK and len(raw) >= 12:  # struct sockaddr_vm: family, reserved, port, cid
+            port, cid = struct.unpack_from("=II", raw, 4)
+            return f"vsock:{cid}:{port}"
         if family == socket.AF_UNIX and len(raw) > 2:
             name = raw[2:]
             if name[:1] == b"\0":

@@ -187,7 +187,8 @@ def _split_args(text: str) -> list[str]:
 
 
 def _address(arg: str) -> str | None:
-    """`127.0.0.1:80`, `[::1]:443` or `unix:@name` from a sockaddr strace printed; None for others."""
+    """`127.0.0.1:80`, `[::1]:443`, `unix:@name` or `vsock:CID:PORT` from a sockaddr strace printed;
+    None for others."""
     family = re.search(r"sa_family=(\w+)", arg)
     if not family:
         return None
@@ -201,7 +202,27 @@ def _address(arg: str) -> str | None:
     if family.group(1) == "AF_UNIX":
         name = re.search(r'sun_path=(@?)"((?:[^"\\]|\\.)*)"', arg)
         return f"unix:{name.group(1)}{_unescape(name.group(2))}" if name else None
+    if family.group(1) == "AF_VSOCK":
+        return f"vsock:{_vsock_number(arg, 'svm_cid')}:{_vsock_number(arg, 'svm_port')}"
     return None
+
+
+# The names strace gives VM socket numbers (linux/vm_sockets.h); ours (ptracer) gives them as numbers.
+_VSOCK_NAMES = {"VMADDR_CID_ANY": 0xFFFFFFFF, "VMADDR_PORT_ANY": 0xFFFFFFFF, "VMADDR_CID_HYPERVISOR": 0,
+                "VMADDR_CID_LOCAL": 1, "VMADDR_CID_HOST": 2}
+
+
+def _vsock_number(arg: str, field: str) -> str:
+    found = re.search(field + r"=(\w+)", arg)
+    if not found:
+        return "?"
+    text = found.group(1)
+    if text in _VSOCK_NAMES:
+        return str(_VSOCK_NAMES[text])
+    try:
+        return str(int(text, 0))
+    except ValueError:
+        return "?"
 
 
 class _Parser:
