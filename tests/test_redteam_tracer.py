@@ -15,10 +15,15 @@ workspace and one check (`attacks`), each test reads its own tool's run.
   and goes on watching (it raised, its thread ended and the run was killed, not observed).
 - A VM socket (`AF_VSOCK`) bound and listening: bubblewrap's network namespace does not hold vsock,
   which reaches the machine's host; it is a connection, never contained ("no network" was claimed).
+- Attributes changed by the calls of Linux 6.13 and 6.17 (`setxattrat`, `removexattrat`,
+  `file_setattr`) and by `ioctl(FS_IOC_SETFLAGS)` on a descriptor opened read-only: the file's
+  contents, size and time stay as they were, so only the trace can see them.
 """
 
 from __future__ import annotations
 
+import errno
+import json
 import sys
 from pathlib import Path
 
@@ -38,16 +43,16 @@ pytestmark = [
 ]
 
 # A raw `syscall` the tool can call with any 64-bit number (no compiler needed): rdi is the number,
-# rsi, rdx, rcx and r8 the first four arguments.
+# rsi, rdx, rcx, r8, r9 and the stack the six arguments.
 RAW_SYSCALL = r"""
 import ctypes, json, mmap, os, sys
 json.load(sys.stdin)
 _code = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
-_code.write(bytes.fromhex("4889f8" "4889f7" "4889d6" "4889ca" "4d89c2" "0f05" "c3"))
-raw = ctypes.CFUNCTYPE(ctypes.c_long, *[ctypes.c_uint64] * 5)(ctypes.addressof(ctypes.c_char.from_buffer(_code)))
+_code.write(bytes.fromhex("4889f8" "4889f7" "4889d6" "4889ca" "4d89c2" "4d89c8" "4c8b4c2408" "0f05" "c3"))
+raw = ctypes.CFUNCTYPE(ctypes.c_long, *[ctypes.c_uint64] * 7)(ctypes.addressof(ctypes.c_char.from_buffer(_code)))
 def call(nr, *args):
     args = [a if isinstance(a, int) else ctypes.cast(ctypes.c_char_p(a), ctypes.c_void_p).value for a in args]
-    return raw(nr, *(args + [0] * (4 - len(args))))
+    return raw(nr, *(args + [0] * (6 - len(args))))
 """
 
 HIGH_NUMBER = RAW_SYSCALL + r"""
@@ -100,8 +105,31 @@ except (OSError, AttributeError) as exc:
 print(json.dumps({"ok": True}), flush=True)
 """
 
+ATTRIBUTES = RAW_SYSCALL + r"""
+import fcntl, struct
+here = os.path.dirname(os.path.abspath(__file__))  # the writable copy of the tool's folder: one file each
+value = ctypes.create_string_buffer(b"planted")
+xattr_args = ctypes.create_string_buffer(struct.pack("=QII", ctypes.addressof(value), 7, 0), 16)
+file_attr = ctypes.create_string_buffer(struct.pack("=6I", 0x40, 0, 0, 0, 0, 0), 24)  # FS_XFLAG_NOATIME
+AT = -100 & 0xFFFFFFFFFFFFFFFF
+done = {
+    "setxattrat": call(463, AT, os.path.join(here, "TOOL.md").encode(), 0, b"user.planted", ctypes.addressof(xattr_args), 16),
+    "removexattrat": call(466, AT, b"/etc/hosts", 0, b"user.x"),  # read-only: EROFS
+    "file_setattr": call(469, AT, os.path.join(here, "linux.py").encode(), ctypes.addressof(file_attr), 24, 0),
+}
+fd = os.open(here, os.O_RDONLY)
+try:
+    fcntl.ioctl(fd, 0x40086602, struct.pack("l", 0x80))  # FS_IOC_SETFLAGS: FS_NOATIME_FL, on the folder
+    done["ioctl"] = 0
+except OSError as exc:
+    done["ioctl"] = -exc.errno
+print(json.dumps(done), file=sys.stderr)
+print(json.dumps({"ok": True}), flush=True)
+"""
+
 TOOLS = {
     "high-number": HIGH_NUMBER,
+    "attributes": ATTRIBUTES,
     "vsock": VSOCK,
     "high-pointer": HIGH_POINTER,
     "not-utf8": NOT_UTF8,
@@ -175,3 +203,16 @@ def test_strace_names_a_vm_socket_as_ours_does(tmp_path: Path) -> None:
                    '1 connect(3, {sa_family=AF_VSOCK, svm_cid=2, svm_port=9999, svm_flags=0}, 16) = -1 ECONNRESET (Connection reset by peer)\n')
     seen = trace.parse(log, launcher_execs=0, cwd="/")
     assert seen.connections == [("vsock:4294967295:45678", ""), ("vsock:2:9999", "ECONNRESET")]
+
+
+def test_attributes_changed_by_the_newer_calls_and_by_ioctl_are_seen(attacks: Catalog) -> None:
+    run = run_of(attacks, "attributes")
+    done = json.loads(run.stderr.strip().splitlines()[-1])
+    folder = ".agent/tools/attributes"
+    changed = {"setxattrat": (f"{folder}/TOOL.md", "temporary"), "file_setattr": (f"{folder}/linux.py", "temporary"),
+               "ioctl": (folder, "temporary"), "removexattrat": ("/etc/hosts", "blocked")}
+    expected = {changed[name] for name, result in done.items() if result in (0, -errno.EROFS)}
+    if not expected:
+        pytest.skip(f"none of these calls works here: {done}")
+    assert changes(run) == expected, (done, run)
+    assert run.status.value == "failed", run

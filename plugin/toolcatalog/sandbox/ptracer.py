@@ -59,6 +59,7 @@ NR = {
     "lsetxattr": 189, "removexattr": 197, "lremovexattr": 198,
     "fchmod": 91, "fchown": 93, "fsetxattr": 190, "fremovexattr": 199,
     "io_uring_setup": 425, "clone": 56, "clone3": 435, "seccomp": 317, "prctl": 157,
+    "setxattrat": 463, "removexattrat": 466, "file_setattr": 469, "ioctl": 16,
 }
 NAME = {number: name for name, number in NR.items()}
 # Where each path-writing call's paths are: (dirfd argument or None, path argument); the written
@@ -71,11 +72,19 @@ PATHS: dict[str, list[tuple[int | None, int]]] = {
     "chown": [(None, 0)], "fchownat": [(0, 1)], "lchown": [(None, 0)], "utimensat": [(0, 1)], "utime": [(None, 0)],
     "utimes": [(None, 0)], "futimesat": [(0, 1)], "setxattr": [(None, 0)], "lsetxattr": [(None, 0)],
     "removexattr": [(None, 0)], "lremovexattr": [(None, 0)],
+    "setxattrat": [(0, 1)], "removexattrat": [(0, 1)], "file_setattr": [(0, 1)],
 }
+# The path writes strace 6.1 cannot name (newer than it: Linux 6.6, 6.13, 6.17), which only ours traces.
+NEWER = ("fchmodat2", "setxattrat", "removexattrat", "file_setattr")
 # Changes through a descriptor (trace.FD_WRITES): the file is the one it names at the stop. And
-# `utimensat` or `futimesat` with no path (futimens): the times of the file open as the first argument.
+# `utimensat`, `futimesat` and the calls of NEWER but fchmodat2 with no path (AT_EMPTY_PATH): the
+# file open as the first argument.
 FD_WRITES = ("fchmod", "fchown", "fsetxattr", "fremovexattr")
-FD_WHEN_NO_PATH = ("utimensat", "futimesat")
+FD_WHEN_NO_PATH = ("utimensat", "futimesat", "setxattrat", "removexattrat", "file_setattr")
+# The ioctl requests that change a file through any descriptor to it (a read-only one will do), as
+# fchmod does: its flags (chattr: FS_IOC_SETFLAGS, and its 32-bit number) and its extended flags
+# (FS_IOC_FSSETXATTR). Ours only: strace would stop at every ioctl.
+IOCTL_WRITES = (0x40086602, 0x40046602, 0x401C5820)
 NETWORK = ("connect", "bind", "sendto", "sendmsg", "sendmmsg")
 WRITE_MASK = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | 0o20000000  # __O_TMPFILE
 AT_FDCWD = -100
@@ -263,7 +272,7 @@ def decode(pid: int) -> Call:
         call.program = Memory.string(pid, args[1 if name == "execveat" else 0]) or ""
     elif name in ("open", "creat", "openat", "openat2"):
         _opened(pid, name, args, call)
-    elif name in FD_WRITES:
+    elif name in FD_WRITES or name == "ioctl":  # the filter stops only the ioctls of IOCTL_WRITES
         call.writes.append(Memory.descriptor(pid, _fd(args[0])))
     elif name in PATHS:
         _paths(pid, name, args, call)

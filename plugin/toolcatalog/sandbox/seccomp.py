@@ -8,8 +8,10 @@ by bubblewrap right before it execs the command, so none of its own setup is fil
 - `open` and `openat` **with a write flag** (the filter tests the flags argument: read-only opens,
   most of a run's calls, never stop), `creat`, and `openat2` (its flags are behind a pointer: always,
   then checked at the stop);
-- the path writes of `trace.PATH_WRITES` and `fchmodat2` (Linux 6.6, which strace 6.1 cannot name),
-  the descriptor writes of `trace.FD_WRITES` (`fchmod`, `fchown`, `fsetxattr`, `fremovexattr`);
+- the path writes of `trace.PATH_WRITES` and those strace 6.1 cannot name (`ptracer.NEWER`:
+  `fchmodat2`, `setxattrat`, `removexattrat`, `file_setattr`), the descriptor writes of
+  `trace.FD_WRITES` (`fchmod`, `fchown`, `fsetxattr`, `fremovexattr`) and the `ioctl` requests that
+  change a file's flags (`ptracer.IOCTL_WRITES`: the filter tests the request);
 - `connect`, `bind`, `sendmsg`, `sendmmsg`, and `sendto` with an address.
 
 It refuses what would hide a call from the tracer: `io_uring_setup` and `clone3` (ENOSYS: the C
@@ -38,9 +40,9 @@ ALWAYS = ("execve", "execveat", "creat", "openat2", "connect", "bind", "sendmsg"
           *sorted(ptracer.PATHS), *ptracer.FD_WRITES)
 # The calls whose arguments decide (each to its own label below), and the refused ones.
 DECIDED = (("open", "open"), ("openat", "openat"), ("sendto", "sendto"), ("clone", "clone"), ("prctl", "prctl"),
-           ("clone3", "enosys"), ("io_uring_setup", "enosys"), ("seccomp", "eperm"))
+           ("ioctl", "ioctl"), ("clone3", "enosys"), ("io_uring_setup", "enosys"), ("seccomp", "eperm"))
 
-assert set(ptracer.PATHS) == trace.PATH_WRITES | {"fchmodat2"}
+assert set(ptracer.PATHS) == trace.PATH_WRITES | set(ptracer.NEWER)
 assert set(ptracer.FD_WRITES) == trace.FD_WRITES
 
 
@@ -94,6 +96,10 @@ def program() -> bytes:
     c.op(JSET, CLONE_UNTRACED, "eperm", "allow")
     c.op(LD_ABS, _arg(0), label="prctl")
     c.op(JEQ, PR_SET_SECCOMP, "eperm", "allow")
+    c.op(LD_ABS, _arg(1), label="ioctl")  # the request (an unsigned int)
+    for request in ptracer.IOCTL_WRITES:
+        c.op(JEQ, request, "trace", None)
+    c.op(RET, RET_ALLOW)
     c.op(RET, RET_ALLOW, label="allow")
     c.op(RET, RET_TRACE, label="trace")
     c.op(RET, RET_ERRNO | errno.ENOSYS, label="enosys")

@@ -40,8 +40,10 @@ as well.
 Limits, stated on the security page: file descriptors passed in from outside, memory-mapped writes
 to a file opened earlier, and paths relative to a directory descriptor strace never saw opened are
 resolved on a best-effort basis; a path the parser cannot resolve is reported as `<fd N>/name`.
-`fchmodat2` (Linux 6.6) is not traced by strace 6.1, which does not know its name (ours traces it);
-a change it makes in a writable place still shows in the before-and-after comparison. Our tracer
+`fchmodat2` (Linux 6.6), `setxattrat`, `removexattrat` (6.13) and `file_setattr` (6.17) are not
+traced by strace 6.1, which does not know their names, nor are the `ioctl`s that change a file's
+flags (ours traces them all, ptracer.NEWER and IOCTL_WRITES); a change of mode they make in a
+writable place still shows in the before-and-after comparison, one of attributes or flags does not. Our tracer
 resolves descriptors and relative paths from `/proc` at the call, so it needs no `<fd N>` guess.
 """
 
