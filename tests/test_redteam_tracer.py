@@ -18,6 +18,10 @@ workspace and one check (`attacks`), each test reads its own tool's run.
 - Attributes changed by the calls of Linux 6.13 and 6.17 (`setxattrat`, `removexattrat`,
   `file_setattr`) and by `ioctl(FS_IOC_SETFLAGS)` on a descriptor opened read-only: the file's
   contents, size and time stay as they were, so only the trace can see them.
+- `openat2`, whose flags are in memory: another thread can change them between the stop, where the
+  tracer reads them, and the kernel's read (done on the first try, with the caller at SCHED_IDLE on
+  a CPU its other thread keeps busy until the stop is over: docs/security.md, "Racing the tracer").
+  It is refused (ENOSYS, as before Linux 5.6; the C library does not use it).
 """
 
 from __future__ import annotations
@@ -127,8 +131,16 @@ print(json.dumps(done), file=sys.stderr)
 print(json.dumps({"ok": True}), flush=True)
 """
 
+OPENAT2 = RAW_SYSCALL + r"""
+import struct
+how = ctypes.create_string_buffer(struct.pack("=QQQ", os.O_WRONLY | os.O_CREAT, 0o644, 0), 24)
+done = call(437, -100 & 0xFFFFFFFFFFFFFFFF, b"/dev/openat2", ctypes.addressof(how), 24)
+print(json.dumps({"ok": done == -38 and not os.path.exists("/dev/openat2")}), flush=True)  # ENOSYS
+"""
+
 TOOLS = {
     "high-number": HIGH_NUMBER,
+    "openat2": OPENAT2,
     "attributes": ATTRIBUTES,
     "vsock": VSOCK,
     "high-pointer": HIGH_POINTER,
@@ -216,3 +228,9 @@ def test_attributes_changed_by_the_newer_calls_and_by_ioctl_are_seen(attacks: Ca
         pytest.skip(f"none of these calls works here: {done}")
     assert changes(run) == expected, (done, run)
     assert run.status.value == "failed", run
+
+
+def test_openat2_whose_flags_another_thread_can_change_is_refused(attacks: Catalog) -> None:
+    run = run_of(attacks, "openat2")
+    assert run.actual == {"ok": True}, run
+    assert run.observed is not None and not run.observed.incomplete and not run.observed.files, run

@@ -164,14 +164,13 @@ def _event_message(pid: int) -> int:
 class Call:
     """A call seen at its seccomp stop, waiting for its result."""
 
-    __slots__ = ("name", "writes", "program", "address", "counted")
+    __slots__ = ("name", "writes", "program", "address")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.writes: list[str] = []
         self.program = ""
         self.address: str | None = None
-        self.counted = True  # openat2: its flags are read here, not by the filter
 
 
 class Memory:
@@ -270,7 +269,7 @@ def decode(pid: int) -> Call:
     call = Call(name)
     if name in ("execve", "execveat"):
         call.program = Memory.string(pid, args[1 if name == "execveat" else 0]) or ""
-    elif name in ("open", "creat", "openat", "openat2"):
+    elif name in ("open", "creat", "openat"):  # (openat2 never stops: the filter refuses it)
         _opened(pid, name, args, call)
     elif name in FD_WRITES or name == "ioctl":  # the filter stops only the ioctls of IOCTL_WRITES
         call.writes.append(Memory.descriptor(pid, _fd(args[0])))
@@ -284,9 +283,6 @@ def decode(pid: int) -> Call:
 def _opened(pid: int, name: str, args: tuple[int, ...], call: Call) -> None:
     dirfd, at = (None, 0) if name in ("open", "creat") else (args[0], 1)
     path = Memory.string(pid, args[at])
-    if name == "openat2":
-        how = Memory.raw(pid, args[2], 8)
-        call.counted = len(how) == 8 and bool(struct.unpack("=Q", how)[0] & WRITE_MASK)
     if path is not None:
         call.writes.append(Memory.resolve(pid, dirfd, path))
 
@@ -463,7 +459,7 @@ class Tracer:
                 self.refused.append(call.program)
         elif call.name in NETWORK:
             self._network(call, error)
-        elif call.counted and self._room(len(call.writes)):
+        elif self._room(len(call.writes)):
             self.writes.extend((path, ok) for path in call.writes)
 
     def _network(self, call: Call, error: str) -> None:
