@@ -38,7 +38,7 @@ from procs import no_leftovers  # noqa: F401 (an autouse fixture)
 from sitebuild import run_check, tool_of
 from toolcatalog import sandbox
 from toolcatalog.model import Catalog, Run
-from toolcatalog.sandbox import trace
+from toolcatalog.sandbox import ptracer, trace
 
 FACTS = sandbox.probe("auto")
 pytestmark = [
@@ -234,3 +234,19 @@ def test_openat2_whose_flags_another_thread_can_change_is_refused(attacks: Catal
     run = run_of(attacks, "openat2")
     assert run.actual == {"ok": True}, run
     assert run.observed is not None and not run.observed.incomplete and not run.observed.files, run
+
+
+def test_what_the_tracer_keeps_is_bounded_in_bytes_not_only_in_entries() -> None:
+    """Each failed rename of two 4 KB paths kept 8 KB in the build's helper process, outside the
+    run's memory cap: a million of them (the entry bound) were gigabytes there, and again in the
+    record file and in the build that reads it. Past `MAX_RECORD_BYTES` the run is not observed."""
+    tracer = ptracer.Tracer(0, trace.MAX_RECORDS)
+    tracer.started = True
+    path = "/tmp/" + "a" * 4000
+    for _ in range(ptracer.MAX_RECORD_BYTES // (2 * len(path)) + 2):
+        call = ptracer.Call("renameat")
+        call.writes = [path, path]
+        tracer.pending[7] = call
+        tracer.result(7, -2)
+    assert tracer.over and tracer.record()["lost"]
+    assert sum(len(p) for p, _ok in tracer.writes) <= ptracer.MAX_RECORD_BYTES

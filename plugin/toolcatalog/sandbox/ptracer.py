@@ -33,7 +33,8 @@ of the package, only the standard library. One `Tracer` per run, on a thread of 
 
 What it records is what `trace.parse` reads from strace's log for the same run (the tool's
 processes only: the first `launcher_execs` successful execs are the launcher's), as a JSON record
-(`Tracer.record`): at most `max_records` entries and traced calls; past that the run is "not observed". The run is
+(`Tracer.record`): at most `max_records` entries and traced calls, and `MAX_RECORD_BYTES` of their text;
+past that the run is "not observed". The run is
 observed only if the tool started and the tracer saw every tracee end.
 """
 
@@ -106,6 +107,10 @@ WALL, WNOTHREAD = 0x40000000, 0x20000000
 STOP_SIGNALS = (signal.SIGSTOP, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
 _CHILD_PID = re.compile(rb'"child-pid"\s*:\s*(\d+)')
 MAX_INFO = 4096  # bytes of bubblewrap's --info-fd read at most
+# Characters of paths, programs and addresses a run's record keeps at most (a path is up to 4 KB,
+# a rename names two): the tracer's memory is the build's helper's, outside the run's memory cap.
+MAX_RECORD_BYTES = 64 << 20
+MAX_NOTES = 20
 
 _LIBC: Any = None
 
@@ -329,7 +334,8 @@ class Tracer:
         self.stops = 0
         self.seccomp_stops = 0
         self.complete = False  # every tracee's end was seen
-        self.over = False  # more than max_records
+        self.size = 0  # characters kept (MAX_RECORD_BYTES)
+        self.over = False  # more than max_records, or than MAX_RECORD_BYTES
         self.stopped = ""  # why the tracer ended a process (a 32-bit call)
         self.notes: list[str] = []
 
@@ -441,9 +447,11 @@ class Tracer:
 
     # -- what is recorded
 
-    def _room(self, count: int = 1) -> bool:
+    def _room(self, count: int = 1, texts: tuple[str, ...] | list[str] = ()) -> bool:
+        """Whether `count` more entries (holding `texts`) may be kept."""
         self.records += count
-        if self.records > self.max_records:
+        self.size += sum(len(text) for text in texts)
+        if self.records > self.max_records or self.size > MAX_RECORD_BYTES:
             self.over = True
         return not self.over
 
@@ -455,11 +463,11 @@ class Tracer:
         ok = value is not None and value >= 0
         error = "" if ok else ("?" if value is None else (errno.errorcode.get(-value) or RESTART.get(-value, "?")))
         if call.name in ("execve", "execveat"):
-            if error in ("EACCES", "EPERM") and call.program not in self.refused and self._room():
+            if error in ("EACCES", "EPERM") and call.program not in self.refused and self._room(1, (call.program,)):
                 self.refused.append(call.program)
         elif call.name in NETWORK:
             self._network(call, error)
-        elif self._room(len(call.writes)):
+        elif self._room(len(call.writes), call.writes):
             self.writes.extend((path, ok) for path in call.writes)
 
     def _network(self, call: Call, error: str) -> None:
@@ -468,7 +476,7 @@ class Tracer:
             return
         if call.address.startswith("unix:/") and (error not in ("", "EINPROGRESS", "EAGAIN") or call.name == "bind"):
             return
-        if self._room():
+        if self._room(1, (call.address,)):
             self.connections.append((call.address, error))
 
     def exec_event(self, pid: int) -> None:
@@ -482,14 +490,15 @@ class Tracer:
         if call is not None:
             program = call.program
         else:
-            self.notes.append(f"an exec of {pid} with no seccomp stop")
+            if len(self.notes) < MAX_NOTES:
+                self.notes.append(f"an exec of {pid} with no seccomp stop")
             try:
                 program = _link(f"/proc/{pid}/exe")
             except OSError:
                 program = "?"
         if not self.started:
             self.started, self.first_pid = True, pid
-        if not self._room():
+        if not self._room(1, (program,)):
             return
         self.execs.append((pid, program))
         if program not in self.programs:
@@ -507,7 +516,7 @@ class Tracer:
             "started": self.started, "lost": not observed, "programs": self.programs, "spawned": spawned,
             "execs": [program for _pid, program in self.execs], "refused": self.refused,
             "writes": [[path, ok] for path, ok in self.writes], "connections": [list(c) for c in self.connections],
-            "stopped": self.stopped, "stops": self.stops, "seccomp_stops": self.seccomp_stops, "notes": self.notes[:20],
+            "stopped": self.stopped, "stops": self.stops, "seccomp_stops": self.seccomp_stops, "notes": self.notes[:MAX_NOTES],
         }
 
 
