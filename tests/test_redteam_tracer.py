@@ -250,3 +250,29 @@ def test_what_the_tracer_keeps_is_bounded_in_bytes_not_only_in_entries() -> None
         tracer.result(7, -2)
     assert tracer.over and tracer.record()["lost"]
     assert sum(len(p) for p, _ok in tracer.writes) <= ptracer.MAX_RECORD_BYTES
+
+
+def test_the_call_of_a_leader_ended_by_a_threads_execve_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread's execve ends the thread group's leader, whose end the kernel never reports: the
+    exec'd program takes its pid. A call the leader had made (resumed to its exit stop, which the
+    kill took away) was left pending under that pid, and the new program's first traced call
+    replaced it: the write was never recorded (seen end to end: the leader's mkdir in /dev, a
+    sibling keeping the tracer busy while the thread's execve stop came first)."""
+    leader, thread = 10, 11
+    tracer = ptracer.Tracer(0, trace.MAX_RECORDS)
+    tracer.started, tracer.first_pid = True, leader
+    made = ptracer.Call("mkdir")
+    made.writes = ["/dev/orphaned"]
+    started = ptracer.Call("execve")
+    started.program = "/bin/sh"
+    tracer.pending.update({leader: made, thread: started})
+    after = ptracer.Call("openat")
+    after.writes = ["/scratch/tmp/after"]
+    monkeypatch.setattr(ptracer, "_event_message", lambda pid: thread if pid == leader and not tracer.execs else 0)
+    monkeypatch.setattr(ptracer, "decode", lambda pid: after)
+    monkeypatch.setattr(ptracer, "resume", lambda *args: None)
+    tracer.exec_event(leader)  # the thread's execve: the program runs as the leader's pid
+    tracer._seccomp(leader)  # its first traced call
+    tracer.result(leader, 3)
+    assert tracer.execs == [(leader, "/bin/sh")]
+    assert ("/dev/orphaned", False) in tracer.writes and ("/scratch/tmp/after", True) in tracer.writes, tracer.writes

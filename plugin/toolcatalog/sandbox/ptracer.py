@@ -425,6 +425,8 @@ class Tracer:
     def _seccomp(self, pid: int) -> None:
         self.seccomp_stops += 1
         self._room()  # every traced call counts, as each is a line of strace's log
+        if pid in self.pending:  # a call whose exit never came (its end unreported): kept, outcome unknown
+            self.result(pid, None)
         try:
             if _event_message(pid) == TAG_FOREIGN:
                 self.stopped = FOREIGN
@@ -481,9 +483,11 @@ class Tracer:
 
     def exec_event(self, pid: int) -> None:
         former = _event_message(pid)
-        call = self.pending.pop(former, None) or self.pending.pop(pid, None)
+        call = self.pending.pop(former, None)
         if former != pid:
             self.alive.discard(former)  # a thread's execve: the thread is gone, it is the leader now
+            # The old leader ended with it, unreported: a call it had under way is kept, outcome unknown.
+            self.result(pid, None)
         self.launcher_execs -= 1
         if self.launcher_execs >= 0:
             return
