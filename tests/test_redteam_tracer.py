@@ -276,3 +276,36 @@ def test_the_call_of_a_leader_ended_by_a_threads_execve_is_kept(monkeypatch: pyt
     tracer.result(leader, 3)
     assert tracer.execs == [(leader, "/bin/sh")]
     assert ("/dev/orphaned", False) in tracer.writes and ("/scratch/tmp/after", True) in tracer.writes, tracer.writes
+
+
+class _Counted(str):
+    """A program name that counts the comparisons made with it (a list's `in` makes one per element)."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        _Counted.compared += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def test_what_the_tracer_keeps_takes_linear_time_to_keep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each of N distinct programs (one program spelled `/usr/bin/./true`, `/usr//bin/true`, ...)
+    was looked up in a list of those before it, at each exec, refusal and in `record`: N**2/2
+    comparisons, minutes of the helper's CPU for a few tens of thousands of execs (its lock held:
+    every other run's tracer waiting), and past the helper's 5 s wait no record (not observed)."""
+    n = 4000
+    tracer = ptracer.Tracer(0, trace.MAX_RECORDS)
+    tracer.started, tracer.first_pid = True, 1
+    monkeypatch.setattr(ptracer, "_event_message", lambda pid: pid)
+    for i in range(n):
+        refused, started = ptracer.Call("execve"), ptracer.Call("execve")
+        refused.program, started.program = _Counted(f"/tmp/refused{i}"), _Counted(f"/usr/bin/true{i}")
+        tracer.pending[2] = refused
+        tracer.result(2, -13)  # EACCES
+        tracer.pending[2] = started
+        tracer.exec_event(2)
+    tracer.record()
+    assert len(tracer.refused) == n and len(tracer.programs) == n
+    assert _Counted.compared < 10 * n, _Counted.compared

@@ -324,6 +324,8 @@ class Tracer:
         self.programs: list[str] = []
         self.execs: list[tuple[int, str]] = []  # (pid, program) of every successful exec after the start
         self.refused: list[str] = []
+        self.each_program: set[str] = set()  # `programs`, and
+        self.each_refused: set[str] = set()  # `refused`, for lookups in constant time
         self.writes: list[tuple[str, bool]] = []
         self.connections: list[tuple[str, str]] = []
         self.pending: dict[int, Call] = {}
@@ -465,7 +467,8 @@ class Tracer:
         ok = value is not None and value >= 0
         error = "" if ok else ("?" if value is None else (errno.errorcode.get(-value) or RESTART.get(-value, "?")))
         if call.name in ("execve", "execveat"):
-            if error in ("EACCES", "EPERM") and call.program not in self.refused and self._room(1, (call.program,)):
+            if error in ("EACCES", "EPERM") and call.program not in self.each_refused and self._room(1, (call.program,)):
+                self.each_refused.add(call.program)
                 self.refused.append(call.program)
         elif call.name in NETWORK:
             self._network(call, error)
@@ -505,16 +508,14 @@ class Tracer:
         if not self._room(1, (program,)):
             return
         self.execs.append((pid, program))
-        if program not in self.programs:
+        if program not in self.each_program:
+            self.each_program.add(program)
             self.programs.append(program)
 
     def record(self) -> dict[str, Any]:
         """What the run did, as trace.Seen's fields (trace.load_record reads it)."""
         last = max((i for i, (pid, _) in enumerate(self.execs) if pid == self.first_pid), default=-1)
-        spawned: list[str] = []
-        for pid, program in self.execs[last + 1:]:
-            if pid != self.first_pid and program not in spawned:
-                spawned.append(program)
+        spawned = list(dict.fromkeys(program for pid, program in self.execs[last + 1:] if pid != self.first_pid))
         observed = self.started and self.complete and not self.over
         return {
             "started": self.started, "lost": not observed, "programs": self.programs, "spawned": spawned,
