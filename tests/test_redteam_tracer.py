@@ -22,6 +22,8 @@ workspace and one check (`attacks`), each test reads its own tool's run.
   tracer reads them, and the kernel's read (done on the first try, with the caller at SCHED_IDLE on
   a CPU its other thread keeps busy until the stop is over: docs/security.md, "Racing the tracer").
   It is refused (ENOSYS, as before Linux 5.6; the C library does not use it).
+- A program written into memory (`memfd_create`) and started with `execveat(fd, "", AT_EMPTY_PATH)`:
+  named by its descriptor (`/memfd:NAME`), not "" (which told a reader nothing).
 """
 
 from __future__ import annotations
@@ -138,8 +140,21 @@ done = call(437, -100 & 0xFFFFFFFFFFFFFFFF, b"/dev/openat2", ctypes.addressof(ho
 print(json.dumps({"ok": done == -38 and not os.path.exists("/dev/openat2")}), flush=True)  # ENOSYS
 """
 
+MEMFD_EXEC = RAW_SYSCALL + r"""
+fd = os.memfd_create("tc-exec", 0)
+with open("/usr/bin/true", "rb") as program:
+    os.write(fd, program.read())
+child = os.fork()
+if child == 0:
+    argv = (ctypes.c_char_p * 2)(b"true", None)
+    call(322, fd, b"", ctypes.addressof(argv), 0, 0x1000)  # execveat(fd, "", argv, NULL, AT_EMPTY_PATH)
+    os._exit(99)
+print(json.dumps({"ok": os.waitpid(child, 0)[1] == 0}), flush=True)
+"""
+
 TOOLS = {
     "high-number": HIGH_NUMBER,
+    "memfd-exec": MEMFD_EXEC,
     "openat2": OPENAT2,
     "attributes": ATTRIBUTES,
     "vsock": VSOCK,
@@ -234,6 +249,13 @@ def test_openat2_whose_flags_another_thread_can_change_is_refused(attacks: Catal
     run = run_of(attacks, "openat2")
     assert run.actual == {"ok": True}, run
     assert run.observed is not None and not run.observed.incomplete and not run.observed.files, run
+
+
+def test_a_program_started_from_memory_is_named_by_its_descriptor(attacks: Catalog) -> None:
+    run = run_of(attacks, "memfd-exec")
+    assert run.actual == {"ok": True}, run
+    assert run.observed is not None and not run.observed.incomplete, run
+    assert run.observed.spawned == ["/memfd:tc-exec"], run
 
 
 def test_what_the_tracer_keeps_is_bounded_in_bytes_not_only_in_entries() -> None:

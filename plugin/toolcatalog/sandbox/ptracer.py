@@ -272,8 +272,10 @@ def decode(pid: int) -> Call:
     number = regs.orig_rax & 0xFFFFFFFF  # what the kernel runs (and seccomp sees): bits above are ignored
     name = NAME.get(number, f"#{number}")
     call = Call(name)
-    if name in ("execve", "execveat"):
-        call.program = Memory.string(pid, args[1 if name == "execveat" else 0]) or ""
+    if name == "execve":
+        call.program = Memory.string(pid, args[0]) or ""
+    elif name == "execveat":
+        call.program = _started_at(pid, args)
     elif name in ("open", "creat", "openat"):  # (openat2 never stops: the filter refuses it)
         _opened(pid, name, args, call)
     elif name in FD_WRITES or name == "ioctl":  # the filter stops only the ioctls of IOCTL_WRITES
@@ -283,6 +285,16 @@ def decode(pid: int) -> Call:
     elif name in NETWORK:
         call.address = _address(pid, name, args)
     return call
+
+
+def _started_at(pid: int, args: tuple[int, ...]) -> str:
+    """The program `execveat(dirfd, path, ...)` starts: `path` as given, as execve's is, unless it
+    names a file by its descriptor (an empty path, AT_EMPTY_PATH: a program written into memory is
+    `/memfd:NAME`) or relative to one."""
+    path = Memory.string(pid, args[1]) or ""
+    if path.startswith("/") or _fd(args[0]) == AT_FDCWD:
+        return path
+    return Memory.descriptor(pid, _fd(args[0])) if not path else Memory.resolve(pid, args[0], path)
 
 
 def _opened(pid: int, name: str, args: tuple[int, ...], call: Call) -> None:
