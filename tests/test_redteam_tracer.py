@@ -24,10 +24,15 @@ workspace and one check (`attacks`), each test reads its own tool's run.
   It is refused (ENOSYS, as before Linux 5.6; the C library does not use it).
 - A program written into memory (`memfd_create`) and started with `execveat(fd, "", AT_EMPTY_PATH)`:
   named by its descriptor (`/memfd:NAME`), not "" (which told a reader nothing).
+- Paths through the links of `/proc` (`/proc/self/fd/N/x`, `/dev/fd/N/x`, `/proc/PID/fd/N/x`,
+  `/proc/thread-self/root/dev/x`, `/proc/self/fd/N/../M`, which reads as a descriptor's own link
+  once `..` is taken lexically): the kernel follows the link to a folder, and so does our tracer;
+  under either tracer they were "quiet" (as writes to the run's own pipes are) and hid every write.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import sys
@@ -152,8 +157,31 @@ if child == 0:
 print(json.dumps({"ok": os.waitpid(child, 0)[1] == 0}), flush=True)
 """
 
+THROUGH_LINKS = r"""
+import json, os, sys
+json.load(sys.stdin)
+here = os.path.dirname(os.path.abspath(__file__))
+dev = os.open("/dev", os.O_RDONLY | os.O_DIRECTORY)
+shm = os.open("/dev/shm", os.O_RDONLY | os.O_DIRECTORY)
+tmp = os.open("/tmp", os.O_RDONLY | os.O_DIRECTORY)
+mine = os.open(os.path.join(here, "TOOL.md"), os.O_RDONLY)
+with open(f"/proc/self/fd/{dev}/through-fd", "w") as out:  # below a descriptor's link
+    out.write("x")
+os.mkdir(f"/dev/fd/{dev}/through-devfd")  # below /dev/fd's
+open(f"/proc/self/fd/{shm}/../{shm}", "w").close()  # /dev/N, lexically /proc/self/fd/N
+open("/proc/thread-self/root/dev/through-root", "w").close()  # below the thread's root
+open(f"/proc/{os.getpid()}/fd/{tmp}/through-pid", "w").close()  # below another process's link, in /tmp
+os.unlink(f"/proc/{os.getpid()}/fd/{tmp}/through-pid")
+os.setxattr(f"/proc/self/fd/{mine}", "user.through", b"1")  # the link itself: the file it names
+for quiet in ("/proc/self/fd/1", "/dev/stdout", "/dev/fd/2"):  # the run's own pipes: nothing to report
+    os.close(os.open(quiet, os.O_WRONLY))
+print(json.dumps({"dev": dev, "shm": shm, "tmp": tmp, "mine": mine}), file=sys.stderr)
+print(json.dumps({"ok": True}), flush=True)
+"""
+
 TOOLS = {
     "high-number": HIGH_NUMBER,
+    "through-links": THROUGH_LINKS,
     "memfd-exec": MEMFD_EXEC,
     "openat2": OPENAT2,
     "attributes": ATTRIBUTES,
@@ -251,6 +279,36 @@ def test_openat2_whose_flags_another_thread_can_change_is_refused(attacks: Catal
     assert run.observed is not None and not run.observed.incomplete and not run.observed.files, run
 
 
+def test_a_write_through_the_links_of_proc_names_the_file_the_kernel_wrote(attacks: Catalog) -> None:
+    run = run_of(attacks, "through-links")
+    assert run.actual == {"ok": True}, run
+    fds = json.loads(run.stderr.strip().splitlines()[-1])
+    assert changes(run) == {("/dev/through-fd", "temporary"), ("/dev/through-devfd", "temporary"), (f"/dev/{fds['shm']}", "temporary"),
+                            ("/dev/through-root", "temporary"), ("/tmp/through-pid", "temporary"),
+                            (".agent/tools/through-links/TOOL.md", "temporary")}, run
+    assert run.observed is not None and not run.observed.incomplete and run.status.value == "failed", run
+
+
+def test_under_strace_a_write_below_a_link_of_proc_is_reported_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """strace's log cannot follow the links: such a path is kept as the tool wrote it (never
+    normalized into a quiet one) and reported. A change through a descriptor's own link to a file
+    (here setxattr on /proc/self/fd/N) stays unseen under strace: only ours reads the link."""
+    if not FACTS.traced or FACTS.tracer is None:
+        pytest.skip(f"strace does not work here: {FACTS.untraced}")
+    real = sandbox.probe
+    monkeypatch.setattr(sandbox, "probe", lambda mode: dataclasses.replace(real(mode), ptrace=False))
+    speccify_tool(tmp_path, "through-links", [("attack", {"a": 1}, {"ok": True})], files={f"{PLATFORM}.py": THROUGH_LINKS},
+                  effects="none; pure computation")
+    catalog, _ = run_check(tmp_path)
+    run = run_of(catalog, "through-links")
+    fds = json.loads(run.stderr.strip().splitlines()[-1])
+    paths = {p for p, _change in changes(run)}
+    assert paths >= {f"/proc/self/fd/{fds['dev']}/through-fd", f"/dev/fd/{fds['dev']}/through-devfd",
+                     f"/proc/self/fd/{fds['shm']}/../{fds['shm']}"}, run
+    assert any(p.endswith("/dev/through-root") for p in paths), run  # (/root, a root build's home, is shown as ~)
+    assert run.status.value == "failed" and not tool_of(catalog, "through-links").sandbox.verified_no_effects  # type: ignore[union-attr]
+
+
 def test_a_program_started_from_memory_is_named_by_its_descriptor(attacks: Catalog) -> None:
     run = run_of(attacks, "memfd-exec")
     assert run.actual == {"ok": True}, run
@@ -331,3 +389,13 @@ def test_what_the_tracer_keeps_takes_linear_time_to_keep(monkeypatch: pytest.Mon
     tracer.record()
     assert len(tracer.refused) == n and len(tracer.programs) == n
     assert _Counted.compared < 10 * n, _Counted.compared
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("/a/./b//../c", "/a/c"), ("/..", "/"), ("//tmp/x", "/tmp/x"),
+    ("/proc/self/fd/3/../7", "/proc/self/fd/3/../7"), ("/./proc/self/fd/3/../7", "/proc/self/fd/3/../7"),
+    ("/tmp/../proc/self/fd/3/../7", "/proc/self/fd/3/../7"), ("/dev/stdout/../null", "/dev/stdout/../null"),
+    ("/dev/shm/../null", "/dev/null"),
+])
+def test_a_dot_dot_after_a_link_of_proc_is_never_taken_lexically(path: str, expected: str) -> None:
+    assert ptracer.normal(path) == expected

@@ -112,6 +112,14 @@ MAX_INFO = 4096  # bytes of bubblewrap's --info-fd read at most
 MAX_RECORD_BYTES = 64 << 20
 MAX_NOTES = 20
 
+# The links of the sandbox's /proc (a descriptor's file or folder, a process's working folder or
+# root) and /dev's links to them: the kernel follows one before a `..` after it, so `normal` keeps
+# such a `..`, and our tracer follows the link (Memory.follow) to the file the kernel names.
+_THROUGH = ("fd", "stdin", "stdout", "stderr", "core")
+_LINKED = re.compile(r"/(?:dev/(?P<std>stdin|stdout|stderr)|dev/fd/(?P<devfd>\d+)|proc/(?P<who>self|thread-self|\d+)"
+                     r"(?:/task/(?P<task>\d+))?/(?P<leaf>fd/\d+|cwd|root))(?P<rest>/.*)?")
+_STD = {"stdin": 0, "stdout": 1, "stderr": 2}
+
 _LIBC: Any = None
 
 
@@ -144,6 +152,24 @@ def resume(request: int, pid: int, sig: int = 0) -> None:
         ptrace(request, pid, 0, sig)
     except ProcessLookupError:
         pass  # killed meanwhile (SIGKILL): its end is reported by waitpid
+
+
+def normal(path: str) -> str:
+    """An absolute `path` normalized as `os.path.normpath` does, except for a `..` after a link of
+    /proc or /dev's links to it, which is kept: the kernel follows the link first, and lexically
+    `/proc/self/fd/3/../7` would be descriptor 7's link (a quiet write) where it names a file `7`
+    beside the folder descriptor 3 is open on."""
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        through = bool(parts) and (parts[0] == "proc" or (parts[0] == "dev" and len(parts) > 1 and parts[1] in _THROUGH))
+        if part == ".." and not through:
+            if parts:
+                parts.pop()
+        else:
+            parts.append(part)
+    return "/" + "/".join(parts)
 
 
 def _signed(value: int) -> int:
@@ -231,17 +257,35 @@ class Memory:
 
     @staticmethod
     def resolve(pid: int, dirfd: int | None, path: str) -> str:
-        if path.startswith("/"):
-            return os.path.normpath(path)
-        fd = None if dirfd is None else _fd(dirfd)
-        if fd is None or fd == AT_FDCWD:
+        if not path.startswith("/"):
+            fd = None if dirfd is None else _fd(dirfd)
+            if fd is None or fd == AT_FDCWD:
+                try:
+                    base = _link(f"/proc/{pid}/cwd")
+                except OSError:
+                    base = "<cwd>"
+            else:
+                base = Memory.descriptor(pid, fd)
+            path = os.path.join(base, path)
+        return Memory.follow(pid, normal(path)) if path.startswith("/") else os.path.normpath(path)
+
+    @staticmethod
+    def follow(pid: int, path: str) -> str:
+        """`path` with the links of /proc it starts with followed, as the kernel does for `pid`
+        (`/proc/self/fd/3/x` is `x` in the folder descriptor 3 is open on); as it is where one
+        cannot be read or names no file (a pipe: `/proc/self/fd/1`, a quiet write)."""
+        for _ in range(8):  # a link's target is a real path; a few more in a row at most
+            found = _LINKED.fullmatch(path)
+            link = _link_of(pid, found) if found else None
             try:
-                base = _link(f"/proc/{pid}/cwd")
+                target = _link(link) if link else ""
             except OSError:
-                base = "<cwd>"
-        else:
-            base = Memory.descriptor(pid, fd)
-        return os.path.normpath(os.path.join(base, path))
+                target = ""
+            if not target.startswith("/"):
+                break
+            target = target[: -len(" (deleted)")] if target.endswith(" (deleted)") else target
+            path = normal(target + (found["rest"] or "") if found else target)
+        return path
 
     @staticmethod
     def sockaddr(pid: int, address: int, size: int) -> str | None:
@@ -262,6 +306,32 @@ class Memory:
                 return "unix:@" + name[1:].decode("utf-8", "replace")
             return "unix:" + name.split(b"\0")[0].decode("utf-8", "replace")
         return None
+
+
+def _link_of(pid: int, found: re.Match[str]) -> str | None:
+    """Where the host reads the /proc link `found` names for `pid`: in the sandbox's own /proc,
+    through `pid`'s root, with `self` and `thread-self` as the sandbox's numbers for `pid`."""
+    who, task = found["who"], found["task"]
+    leaf = found["leaf"] or f"fd/{found['devfd'] or _STD.get(found['std'] or '', 0)}"
+    if who in (None, "self", "thread-self"):
+        ids = _ns_ids(pid)
+        if ids is None:
+            return None
+        who, task = ids[0], (ids[1] if who == "thread-self" else task)
+    return f"/proc/{pid}/root/proc/{who}" + (f"/task/{task}" if task else "") + f"/{leaf}"
+
+
+def _ns_ids(pid: int) -> tuple[str, str] | None:
+    """`pid`'s process and thread numbers in its own (the sandbox's) PID namespace."""
+    ids: dict[str, str] = {}
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith(("NStgid:", "NSpid:")):
+                    ids[line.split(":")[0]] = line.split()[-1]
+    except OSError:
+        return None
+    return (ids["NStgid"], ids["NSpid"]) if len(ids) == 2 else None
 
 
 def decode(pid: int) -> Call:

@@ -57,6 +57,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .ptracer import normal
+
 # The calls strace stops on (the rest never reach it).
 SYSCALLS = (
     "execve,execveat,"
@@ -244,12 +246,13 @@ class _Parser:
         self.error = ""  # the error name of the call being read
 
     def _resolve(self, pid: str, dirfd: str | None, path: str) -> str:
-        if path.startswith("/"):
-            return os.path.normpath(path)
-        base = self.cwds.get(pid, self.cwd)
-        if dirfd is not None and dirfd != "AT_FDCWD":
-            base = self.fds.get(pid, {}).get(dirfd, f"<fd {dirfd}>")
-        return os.path.normpath(os.path.join(base, path))
+        if not path.startswith("/"):
+            base = self.cwds.get(pid, self.cwd)
+            if dirfd is not None and dirfd != "AT_FDCWD":
+                base = self.fds.get(pid, {}).get(dirfd, f"<fd {dirfd}>")
+            path = os.path.join(base, path)
+        # A `..` after a link of /proc stays (`/proc/self/fd/3/../7` is not descriptor 7's link).
+        return normal(path) if path.startswith("/") else os.path.normpath(path)
 
     def _whole_call(self, pid: str, body: str) -> str | None:
         """The call a line completes (`name(args) = result ...`), or None when it only begins one."""
