@@ -16,6 +16,7 @@ deletes the folder: nothing the tool wrote survives it.
 from __future__ import annotations
 
 import atexit
+import bisect
 import os
 import queue
 import tempfile
@@ -130,9 +131,10 @@ class Launch:
 
     def _add_trace(self, observed: Observed, seen: trace.Seen, diffed: set[str]) -> None:
         known = {(f.path, f.where) for f in observed.files}
+        ordered = sorted(diffed)  # what lies below a path follows it in order (a write per lookup, not per change)
         for write in seen.writes:
             path = write.path
-            if layout.quiet_write(path) or path in diffed or any(d.startswith(path + "/") for d in diffed):
+            if layout.quiet_write(path) or path in diffed or _holds(ordered, path):
                 continue
             # Written and left no trace in a writable place (or written in a private in-sandbox
             # folder such as /dev/shm): temporary. Refused: blocked.
@@ -141,11 +143,13 @@ class Launch:
                 continue
             known.add((located.path, located.where))
             observed.files.append(located)
+        kept = {(c.address, c.allowed, c.contained) for c in observed.connections}  # each once, found in constant time
         for address, error in seen.connections:
             if address.startswith("unix:/") and self._private(address[len("unix:"):]):
                 continue  # a socket the tool made in its own throwaway folders
             item = Connection(address, self.network, contained=self._contained(address, error))
-            if item not in observed.connections:
+            if (item.address, item.allowed, item.contained) not in kept:
+                kept.add((item.address, item.allowed, item.contained))
                 observed.connections.append(item)
         observed.programs = [self._seen_as(p) for p in seen.programs]
         observed.spawned = [self._seen_as(p) for p in execs.spawned(seen.execs, seen.spawned, self.command, self.own)]
@@ -234,6 +238,12 @@ def _at_exit() -> None:
 
 
 atexit.register(_at_exit)
+
+
+def _holds(ordered: list[str], folder: str) -> bool:
+    """Whether a path of `ordered` (sorted) lies below `folder`."""
+    at = bisect.bisect_left(ordered, folder + "/")
+    return at < len(ordered) and ordered[at].startswith(folder + "/")
 
 
 def _text(path: str) -> str:
