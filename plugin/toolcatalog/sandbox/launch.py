@@ -16,7 +16,6 @@ deletes the folder: nothing the tool wrote survives it.
 from __future__ import annotations
 
 import atexit
-import bisect
 import os
 import queue
 import tempfile
@@ -134,7 +133,7 @@ class Launch:
         ordered = sorted(diffed)  # what lies below a path follows it in order (a write per lookup, not per change)
         for write in seen.writes:
             path = write.path
-            if layout.quiet_write(path) or path in diffed or _holds(ordered, path):
+            if layout.quiet_write(path) or path in diffed or tree.holds(ordered, path):
                 continue
             # Written and left no trace in a writable place (or written in a private in-sandbox
             # folder such as /dev/shm): temporary. Refused: blocked.
@@ -238,12 +237,6 @@ def _at_exit() -> None:
 
 
 atexit.register(_at_exit)
-
-
-def _holds(ordered: list[str], folder: str) -> bool:
-    """Whether a path of `ordered` (sorted) lies below `folder`."""
-    at = bisect.bisect_left(ordered, folder + "/")
-    return at < len(ordered) and ordered[at].startswith(folder + "/")
 
 
 def _text(path: str) -> str:
