@@ -452,3 +452,19 @@ def test_comparing_a_writable_folder_takes_near_linear_time() -> None:
     found = tree.changes({}, after, Path("/nonexistent"))
     assert len(found) == 2 * n and ("d7", "created") not in found and ("d7/inner", "created") in found  # d7: its file says it
     assert _Folder.tested < 10 * n, _Folder.tested
+
+
+def test_strace_s_log_is_read_in_linear_time_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in our tracer's record: each of N distinct programs started or refused was looked up in
+    the list of those before it (strace's log holds up to 256 MiB of such lines)."""
+    n = 2000
+    lines = ['1 execve("/bin/tool", ["tool"], 0x7ffd /* 1 var */) = 0']
+    lines += [f'2 execve("/tmp/refused{i}", ["x"], 0x7ffd /* 1 var */) = -1 EACCES (Permission denied)' for i in range(n)]
+    lines += [f'2 execve("/usr/bin/true{i}", ["x"], 0x7ffd /* 1 var */) = 0' for i in range(n)]
+    (tmp_path / "trace.log").write_text("\n".join(lines) + "\n")
+    real = trace._unescape
+    monkeypatch.setattr(trace, "_unescape", lambda text: _Counted(real(text)))
+    _Counted.compared = 0
+    seen = trace.parse(tmp_path / "trace.log", launcher_execs=0, cwd="/")
+    assert len(seen.refused) == n and len(seen.programs) == n + 1 and len(seen.spawned) == n
+    assert _Counted.compared < 10 * n, _Counted.compared

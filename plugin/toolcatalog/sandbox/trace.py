@@ -234,6 +234,7 @@ class _Parser:
         self.launcher_execs = launcher_execs
         self.cwd = cwd
         self.seen = Seen()
+        self.listed: set[tuple[str, str]] = set()  # ("started" | "refused", program): each listed once, found in constant time
         self.pending: dict[str, str] = {}
         self.superseded: set[str] = set()  # processes whose next resumed execve is a thread's, which succeeded
         self.tool_pids: set[str] = set()
@@ -319,9 +320,7 @@ class _Parser:
         # Programs started by child processes after the tool's own last `execve` (before it, they
         # belong to how the tool starts: a pyenv shim runs helpers before it becomes Python).
         last = max((i for i, (pid, _) in enumerate(self.execs) if pid == self.first_pid), default=-1)
-        for pid, program in self.execs[last + 1:]:
-            if pid != self.first_pid and program not in self.seen.spawned:
-                self.seen.spawned.append(program)
+        self.seen.spawned = list(dict.fromkeys(program for pid, program in self.execs[last + 1:] if pid != self.first_pid))
         return self.seen
 
     def _exec(self, pid: str, args: str) -> None:
@@ -330,7 +329,8 @@ class _Parser:
             path = _unescape(first.group(1))
             self.execs.append((pid, path))
             self.seen.execs.append(path)
-            if path not in self.seen.programs:
+            if ("started", path) not in self.listed:
+                self.listed.add(("started", path))
                 self.seen.programs.append(path)
 
     def _call(self, pid: str, name: str, args: str, ok: bool, ret: str) -> None:
@@ -354,8 +354,10 @@ class _Parser:
             self._exec(pid, args)
         elif self.error in ("EACCES", "EPERM"):
             first = _STR.search(args)
-            if first and _unescape(first.group(1)) not in self.seen.refused:
-                self.seen.refused.append(_unescape(first.group(1)))
+            program = _unescape(first.group(1)) if first else None
+            if program is not None and ("refused", program) not in self.listed:
+                self.listed.add(("refused", program))
+                self.seen.refused.append(program)
 
     def _chdir(self, pid: str, name: str, args: str, argv: list[str], ok: bool) -> None:
         fds = self.fds.setdefault(pid, {})
