@@ -23,8 +23,9 @@ of the package, only the standard library. One `Tracer` per run, on a thread of 
   a leader (whose pid stays the run's process group id until the build asks), an untraced run's
   process or another run's tracee. Every tracee's end is reaped by its tracer (a traced process that
   is not our child is passed on to its real parent once we have seen it end).
-* At a seccomp stop the call is decoded (registers, `/proc/PID/mem`, relative paths from
-  `/proc/PID/cwd` and `/proc/PID/fd/N`, which read as the sandbox's own paths); one `PTRACE_SYSCALL`
+* At a seccomp stop the call is decoded (its number's low 32 bits, which the kernel runs; registers,
+  `/proc/PID/mem`, relative paths from `/proc/PID/cwd` and `/proc/PID/fd/N`, which read as the
+  sandbox's own paths, and the links of its /proc a path goes through, followed); one `PTRACE_SYSCALL`
   takes it to the call's exit for the result; everything else is resumed with `PTRACE_CONT`.
   Signals are passed on, except a stop signal to bubblewrap's init (which, untraced, ignores
   signals from inside its namespace); group-stops are kept (`PTRACE_LISTEN`), so a parent's
@@ -33,9 +34,10 @@ of the package, only the standard library. One `Tracer` per run, on a thread of 
 
 What it records is what `trace.parse` reads from strace's log for the same run (the tool's
 processes only: the first `launcher_execs` successful execs are the launcher's), as a JSON record
-(`Tracer.record`): at most `max_records` entries and traced calls, and `MAX_RECORD_BYTES` of their text;
-past that the run is "not observed". The run is
-observed only if the tool started and the tracer saw every tracee end.
+(`Tracer.record`): at most `max_records` entries and traced calls, and `MAX_RECORD_BYTES` of their
+text; past that the run is "not observed". The run is observed only if the tool started and the
+tracer saw every tracee end. What a path names is read from the tool's memory at the stop: another
+thread can change it before the kernel reads it (docs/security.md, "Racing the tracer").
 """
 
 from __future__ import annotations
