@@ -174,7 +174,8 @@ open("/proc/thread-self/root/dev/through-root", "w").close()  # below the thread
 open(f"/proc/{os.getpid()}/fd/{tmp}/through-pid", "w").close()  # below another process's link, in /tmp
 os.unlink(f"/proc/{os.getpid()}/fd/{tmp}/through-pid")
 os.setxattr(f"/proc/self/fd/{mine}", "user.through", b"1")  # the link itself: the file it names
-for quiet in ("/proc/self/fd/1", "/dev/stdout", "/dev/fd/2"):  # the run's own pipes: nothing to report
+memory = os.memfd_create("through-memfd")
+for quiet in ("/proc/self/fd/1", "/dev/stdout", "/dev/fd/2", f"/proc/self/fd/{memory}"):  # pipes, memory: no file
     os.close(os.open(quiet, os.O_WRONLY))
 print(json.dumps({"dev": dev, "shm": shm, "tmp": tmp, "mine": mine}), file=sys.stderr)
 print(json.dumps({"ok": True}), flush=True)

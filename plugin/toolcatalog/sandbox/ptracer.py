@@ -275,7 +275,7 @@ class Memory:
     def follow(pid: int, path: str) -> str:
         """`path` with the links of /proc it starts with followed, as the kernel does for `pid`
         (`/proc/self/fd/3/x` is `x` in the folder descriptor 3 is open on); as it is where one
-        cannot be read or names no file (a pipe: `/proc/self/fd/1`, a quiet write)."""
+        cannot be read or names no file (a pipe, `/proc/self/fd/1`, or memory: a quiet write)."""
         for _ in range(8):  # a link's target is a real path; a few more in a row at most
             found = _LINKED.fullmatch(path)
             link = _link_of(pid, found) if found else None
@@ -283,7 +283,7 @@ class Memory:
                 target = _link(link) if link else ""
             except OSError:
                 target = ""
-            if not target.startswith("/"):
+            if not target.startswith("/") or target.startswith("/memfd:"):  # a pipe, memory: no file
                 break
             target = target[: -len(" (deleted)")] if target.endswith(" (deleted)") else target
             path = normal(target + (found["rest"] or "") if found else target)
