@@ -181,6 +181,7 @@ SHARED_BUILDS = {
     "demo_site": "demo-site",
     **dict.fromkeys(("dist", "wheel_mkdocs_venv", "wheel_properdocs_venv"), "dist"),
     **dict.fromkeys(("reference", "properdocs_site", "zensical_site", "mkdocs2_site", "zensical_bin", "mkdocs2_bin"), "generators"),
+    "attacks": "tracer-attacks",  # test_redteam_tracer.py: one check of every hostile tool (module scope)
 }
 GROUPS_FILE = "xdist-groups.json"
 

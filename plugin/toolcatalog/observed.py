@@ -42,7 +42,7 @@ class Connection:
     an abstract Unix socket), a Unix socket with a path outside its private folders it reached, or
     a socket the Landlock launcher refused to open at all (`socket:udp`, `socket:icmp`, ...)."""
 
-    address: str  # "127.0.0.1:8080", "[::1]:443", "unix:@name", "unix:/run/x.sock", "socket:udp"
+    address: str  # "127.0.0.1:8080", "[::1]:443", "unix:@name", "unix:/run/x.sock", "vsock:2:1234", "socket:udp"
     allowed: bool  # the run had the network
     # The sandbox provably kept it in: bubblewrap's own network namespace, or the call was refused.
     # False: nothing shows it went nowhere (it may have arrived).

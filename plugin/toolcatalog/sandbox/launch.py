@@ -111,7 +111,7 @@ class Launch:
             after, cut = tree.picture(area.host, hash_files=False)
             truncated = truncated or cut or area.cut  # a folder too large to compare: changes may be missed
             for rel, change in tree.changes(area.before, after, area.host):
-                inside = os.path.normpath(os.path.join(area.inside, rel))
+                inside = _text(os.path.normpath(os.path.join(area.inside, rel)))
                 diffed.add(inside)
                 files.append(self._change(inside, change))
         observed = Observed(traced=self.tracer != "", files=files, incomplete=truncated)
@@ -130,9 +130,10 @@ class Launch:
 
     def _add_trace(self, observed: Observed, seen: trace.Seen, diffed: set[str]) -> None:
         known = {(f.path, f.where) for f in observed.files}
+        ordered = sorted(diffed)  # what lies below a path follows it in order (a write per lookup, not per change)
         for write in seen.writes:
             path = write.path
-            if layout.quiet_write(path) or path in diffed or any(d.startswith(path + "/") for d in diffed):
+            if layout.quiet_write(path) or path in diffed or tree.holds(ordered, path):
                 continue
             # Written and left no trace in a writable place (or written in a private in-sandbox
             # folder such as /dev/shm): temporary. Refused: blocked.
@@ -141,11 +142,13 @@ class Launch:
                 continue
             known.add((located.path, located.where))
             observed.files.append(located)
+        kept = {(c.address, c.allowed, c.contained) for c in observed.connections}  # each once, found in constant time
         for address, error in seen.connections:
             if address.startswith("unix:/") and self._private(address[len("unix:"):]):
                 continue  # a socket the tool made in its own throwaway folders
             item = Connection(address, self.network, contained=self._contained(address, error))
-            if item not in observed.connections:
+            if (item.address, item.allowed, item.contained) not in kept:
+                kept.add((item.address, item.allowed, item.contained))
                 observed.connections.append(item)
         observed.programs = [self._seen_as(p) for p in seen.programs]
         observed.spawned = [self._seen_as(p) for p in execs.spawned(seen.execs, seen.spawned, self.command, self.own)]
@@ -170,10 +173,10 @@ class Launch:
     def _contained(self, address: str, error: str) -> bool:
         """Whether the sandbox provably kept a connection from leaving: refused (EACCES, EPERM:
         Landlock's answer; a failure such as EINPROGRESS proves nothing), or inside bubblewrap's
-        own network namespace (which holds abstract Unix sockets too, not path ones)."""
+        own network namespace (which holds abstract Unix sockets too, not path ones, nor VM sockets)."""
         if error in ("EACCES", "EPERM"):
             return True
-        return self.mechanism == "bwrap" and not self.network and not address.startswith("unix:/")
+        return self.mechanism == "bwrap" and not self.network and not address.startswith(("unix:/", "vsock:"))
 
     def _private(self, path: str) -> bool:
         """Whether a Unix socket's path lies in the run's own throwaway folders (so the tool made it)."""
@@ -234,6 +237,13 @@ def _at_exit() -> None:
 
 
 atexit.register(_at_exit)
+
+
+def _text(path: str) -> str:
+    """A name the tool gave, as text: bytes that are not UTF-8 (surrogates from the folder listing)
+    replaced by U+FFFD, as both tracers report them; a surrogate would make the run's result
+    unwritable (an internal error instead of what was caught)."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _below(path: str, folder: str) -> bool:

@@ -13,6 +13,7 @@ import atexit
 import functools
 import hashlib
 import os
+import re
 import shutil
 import stat
 import sys
@@ -42,7 +43,10 @@ ETC_SUBSET = (
 )
 # Writes to these are how programs talk to the terminal and discard output, not file changes.
 QUIET_WRITES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/stdin", "/dev/stdout", "/dev/stderr")
-QUIET_PREFIXES = ("/dev/pts/", "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/")
+# And to a descriptor's own link (the run's pipes: `/dev/fd/1`, `/proc/self/fd/2`) or a terminal,
+# exactly: a path below a link, or through `..` after one, names whatever folder the descriptor or
+# process is on (`/proc/self/fd/3/x`, `/proc/thread-self/root/dev/x`), so it is a write like any.
+QUIET_LINKS = re.compile(r"/dev/fd/\d+|/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/fd/\d+|/dev/pts/(?:\d+|ptmx)")
 MAX_COPY_ENTRIES = 5_000  # the working folder is copied (writable) only when it is at most this big
 MAX_COPY_BYTES = 64 << 20
 
@@ -156,7 +160,7 @@ def scratch_env(env: dict[str, str], tmpdir: str = TMPDIR, home: str = HOME) -> 
 
 
 def quiet_write(path: str) -> bool:
-    return path in QUIET_WRITES or path.startswith(QUIET_PREFIXES) or (path.startswith("/proc/") and "/fd/" in path)
+    return path in QUIET_WRITES or QUIET_LINKS.fullmatch(path) is not None
 
 
 def _below(path: str, folder: str) -> bool:

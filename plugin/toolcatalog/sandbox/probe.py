@@ -32,7 +32,7 @@ from typing import Callable
 from .. import spawner
 from . import backends, bwrap, landlock_launcher, limits, ptracer, seccomp, trace, view
 
-PROFILE_VERSION = 4  # bump when the profile changes what a tool can do or what is observed
+PROFILE_VERSION = 5  # bump when the profile changes what a tool can do or what is observed (5: what our tracer sees)
 OWN_TRACER = "toolcatalog"  # our own tracer's name (ptracer.py), as profiles and the build log say it
 LAUNCHER = Path(landlock_launcher.__file__)
 

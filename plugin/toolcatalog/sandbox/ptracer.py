@@ -23,8 +23,9 @@ of the package, only the standard library. One `Tracer` per run, on a thread of 
   a leader (whose pid stays the run's process group id until the build asks), an untraced run's
   process or another run's tracee. Every tracee's end is reaped by its tracer (a traced process that
   is not our child is passed on to its real parent once we have seen it end).
-* At a seccomp stop the call is decoded (registers, `/proc/PID/mem`, relative paths from
-  `/proc/PID/cwd` and `/proc/PID/fd/N`, which read as the sandbox's own paths); one `PTRACE_SYSCALL`
+* At a seccomp stop the call is decoded (its number's low 32 bits, which the kernel runs; registers,
+  `/proc/PID/mem`, relative paths from `/proc/PID/cwd` and `/proc/PID/fd/N`, which read as the
+  sandbox's own paths, and the links of its /proc a path goes through, followed); one `PTRACE_SYSCALL`
   takes it to the call's exit for the result; everything else is resumed with `PTRACE_CONT`.
   Signals are passed on, except a stop signal to bubblewrap's init (which, untraced, ignores
   signals from inside its namespace); group-stops are kept (`PTRACE_LISTEN`), so a parent's
@@ -33,8 +34,10 @@ of the package, only the standard library. One `Tracer` per run, on a thread of 
 
 What it records is what `trace.parse` reads from strace's log for the same run (the tool's
 processes only: the first `launcher_execs` successful execs are the launcher's), as a JSON record
-(`Tracer.record`): at most `max_records` entries and traced calls; past that the run is "not observed". The run is
-observed only if the tool started and the tracer saw every tracee end.
+(`Tracer.record`): at most `max_records` entries and traced calls, and `MAX_RECORD_BYTES` of their
+text; past that the run is "not observed". The run is observed only if the tool started and the
+tracer saw every tracee end. What a path names is read from the tool's memory at the stop: another
+thread can change it before the kernel reads it (docs/security.md, "Racing the tracer").
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ NR = {
     "lsetxattr": 189, "removexattr": 197, "lremovexattr": 198,
     "fchmod": 91, "fchown": 93, "fsetxattr": 190, "fremovexattr": 199,
     "io_uring_setup": 425, "clone": 56, "clone3": 435, "seccomp": 317, "prctl": 157,
+    "setxattrat": 463, "removexattrat": 466, "file_setattr": 469, "ioctl": 16,
 }
 NAME = {number: name for name, number in NR.items()}
 # Where each path-writing call's paths are: (dirfd argument or None, path argument); the written
@@ -71,14 +75,23 @@ PATHS: dict[str, list[tuple[int | None, int]]] = {
     "chown": [(None, 0)], "fchownat": [(0, 1)], "lchown": [(None, 0)], "utimensat": [(0, 1)], "utime": [(None, 0)],
     "utimes": [(None, 0)], "futimesat": [(0, 1)], "setxattr": [(None, 0)], "lsetxattr": [(None, 0)],
     "removexattr": [(None, 0)], "lremovexattr": [(None, 0)],
+    "setxattrat": [(0, 1)], "removexattrat": [(0, 1)], "file_setattr": [(0, 1)],
 }
+# The path writes strace 6.1 cannot name (newer than it: Linux 6.6, 6.13, 6.17), which only ours traces.
+NEWER = ("fchmodat2", "setxattrat", "removexattrat", "file_setattr")
 # Changes through a descriptor (trace.FD_WRITES): the file is the one it names at the stop. And
-# `utimensat` or `futimesat` with no path (futimens): the times of the file open as the first argument.
+# `utimensat`, `futimesat` and the calls of NEWER but fchmodat2 with no path (AT_EMPTY_PATH): the
+# file open as the first argument.
 FD_WRITES = ("fchmod", "fchown", "fsetxattr", "fremovexattr")
-FD_WHEN_NO_PATH = ("utimensat", "futimesat")
+FD_WHEN_NO_PATH = ("utimensat", "futimesat", "setxattrat", "removexattrat", "file_setattr")
+# The ioctl requests that change a file through any descriptor to it (a read-only one will do), as
+# fchmod does: its flags (chattr: FS_IOC_SETFLAGS, and its 32-bit number) and its extended flags
+# (FS_IOC_FSSETXATTR). Ours only: strace would stop at every ioctl.
+IOCTL_WRITES = (0x40086602, 0x40046602, 0x401C5820)
 NETWORK = ("connect", "bind", "sendto", "sendmsg", "sendmmsg")
 WRITE_MASK = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | 0o20000000  # __O_TMPFILE
 AT_FDCWD = -100
+AF_VSOCK = 40  # a VM socket: no network namespace holds it (it reaches the machine's host)
 TAG_FOREIGN = 1  # SECCOMP_RET_TRACE's data for a 32-bit or x32 call (seccomp.py)
 FOREIGN = ("stopped: it made a 32-bit (i386) or x32 system call, which the sandbox's tracer cannot follow; "
            "such programs do not run traced")
@@ -96,6 +109,18 @@ WALL, WNOTHREAD = 0x40000000, 0x20000000
 STOP_SIGNALS = (signal.SIGSTOP, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
 _CHILD_PID = re.compile(rb'"child-pid"\s*:\s*(\d+)')
 MAX_INFO = 4096  # bytes of bubblewrap's --info-fd read at most
+# Characters of paths, programs and addresses a run's record keeps at most (a path is up to 4 KB,
+# a rename names two): the tracer's memory is the build's helper's, outside the run's memory cap.
+MAX_RECORD_BYTES = 64 << 20
+MAX_NOTES = 20
+
+# The links of the sandbox's /proc (a descriptor's file or folder, a process's working folder or
+# root) and /dev's links to them: the kernel follows one before a `..` after it, so `normal` keeps
+# such a `..`, and our tracer follows the link (Memory.follow) to the file the kernel names.
+_THROUGH = ("fd", "stdin", "stdout", "stderr", "core")
+_LINKED = re.compile(r"/(?:dev/(?P<std>stdin|stdout|stderr)|dev/fd/(?P<devfd>\d+)|proc/(?P<who>self|thread-self|\d+)"
+                     r"(?:/task/(?P<task>\d+))?/(?P<leaf>fd/\d+|cwd|root))(?P<rest>/.*)?")
+_STD = {"stdin": 0, "stdout": 1, "stderr": 2}
 
 _LIBC: Any = None
 
@@ -131,12 +156,36 @@ def resume(request: int, pid: int, sig: int = 0) -> None:
         pass  # killed meanwhile (SIGKILL): its end is reported by waitpid
 
 
+def normal(path: str) -> str:
+    """An absolute `path` normalized as `os.path.normpath` does, except for a `..` after a link of
+    /proc or /dev's links to it, which is kept: the kernel follows the link first, and lexically
+    `/proc/self/fd/3/../7` would be descriptor 7's link (a quiet write) where it names a file `7`
+    beside the folder descriptor 3 is open on."""
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        through = bool(parts) and (parts[0] == "proc" or (parts[0] == "dev" and len(parts) > 1 and parts[1] in _THROUGH))
+        if part == ".." and not through:
+            if parts:
+                parts.pop()
+        else:
+            parts.append(part)
+    return "/" + "/".join(parts)
+
+
 def _signed(value: int) -> int:
     return ctypes.c_longlong(value).value
 
 
 def _fd(value: int) -> int:
     return ctypes.c_int(value & 0xFFFFFFFF).value
+
+
+def _link(path: str) -> str:
+    """Where a `/proc` link points, as text: bytes that are not UTF-8 replaced (U+FFFD), as
+    trace.parse reads strace's escapes, never kept as surrogates no JSON can carry."""
+    return os.readlink(os.fsencode(path)).decode("utf-8", "replace")
 
 
 def _event_message(pid: int) -> int:
@@ -148,14 +197,13 @@ def _event_message(pid: int) -> int:
 class Call:
     """A call seen at its seccomp stop, waiting for its result."""
 
-    __slots__ = ("name", "writes", "program", "address", "counted")
+    __slots__ = ("name", "writes", "program", "address")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.writes: list[str] = []
         self.program = ""
         self.address: str | None = None
-        self.counted = True  # openat2: its flags are read here, not by the filter
 
 
 class Memory:
@@ -179,7 +227,7 @@ class Memory:
                 if end >= 0:
                     return (data + chunk[:end]).decode("utf-8", "replace")
                 data += chunk
-        except OSError:
+        except (OSError, OverflowError):  # OverflowError: an address past 2**63, no file offset
             return None
         finally:
             os.close(fd)
@@ -195,14 +243,14 @@ class Memory:
                 return os.pread(fd, min(size, 4096), address)
             finally:
                 os.close(fd)
-        except OSError:
+        except (OSError, OverflowError):  # as in `string`
             return b""
 
     @staticmethod
     def descriptor(pid: int, fd: int) -> str:
         """The file descriptor `fd` of `pid` names, as the tracee sees it (`<fd N>` when none)."""
         try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            target = _link(f"/proc/{pid}/fd/{fd}")
         except OSError:
             return f"<fd {fd}>"
         if target.endswith(" (deleted)"):
@@ -211,17 +259,35 @@ class Memory:
 
     @staticmethod
     def resolve(pid: int, dirfd: int | None, path: str) -> str:
-        if path.startswith("/"):
-            return os.path.normpath(path)
-        fd = None if dirfd is None else _fd(dirfd)
-        if fd is None or fd == AT_FDCWD:
+        if not path.startswith("/"):
+            fd = None if dirfd is None else _fd(dirfd)
+            if fd is None or fd == AT_FDCWD:
+                try:
+                    base = _link(f"/proc/{pid}/cwd")
+                except OSError:
+                    base = "<cwd>"
+            else:
+                base = Memory.descriptor(pid, fd)
+            path = os.path.join(base, path)
+        return Memory.follow(pid, normal(path)) if path.startswith("/") else os.path.normpath(path)
+
+    @staticmethod
+    def follow(pid: int, path: str) -> str:
+        """`path` with the links of /proc it starts with followed, as the kernel does for `pid`
+        (`/proc/self/fd/3/x` is `x` in the folder descriptor 3 is open on); as it is where one
+        cannot be read or names no file (a pipe, `/proc/self/fd/1`, or memory: a quiet write)."""
+        for _ in range(8):  # a link's target is a real path; a few more in a row at most
+            found = _LINKED.fullmatch(path)
+            link = _link_of(pid, found) if found else None
             try:
-                base = os.readlink(f"/proc/{pid}/cwd")
+                target = _link(link) if link else ""
             except OSError:
-                base = "<cwd>"
-        else:
-            base = Memory.descriptor(pid, fd)
-        return os.path.normpath(os.path.join(base, path))
+                target = ""
+            if not target.startswith("/") or target.startswith("/memfd:"):  # a pipe, memory: no file
+                break
+            target = target[: -len(" (deleted)")] if target.endswith(" (deleted)") else target
+            path = normal(target + (found["rest"] or "") if found else target)
+        return path
 
     @staticmethod
     def sockaddr(pid: int, address: int, size: int) -> str | None:
@@ -233,6 +299,9 @@ class Memory:
             return f"{socket.inet_ntop(socket.AF_INET, raw[4:8])}:{struct.unpack_from('>H', raw, 2)[0]}"
         if family == socket.AF_INET6 and len(raw) >= 24:
             return f"[{socket.inet_ntop(socket.AF_INET6, raw[8:24])}]:{struct.unpack_from('>H', raw, 2)[0]}"
+        if family == AF_VSOCK and len(raw) >= 12:  # struct sockaddr_vm: family, reserved, port, cid
+            port, cid = struct.unpack_from("=II", raw, 4)
+            return f"vsock:{cid}:{port}"
         if family == socket.AF_UNIX and len(raw) > 2:
             name = raw[2:]
             if name[:1] == b"\0":
@@ -241,18 +310,47 @@ class Memory:
         return None
 
 
+def _link_of(pid: int, found: re.Match[str]) -> str | None:
+    """Where the host reads the /proc link `found` names for `pid`: in the sandbox's own /proc,
+    through `pid`'s root, with `self` and `thread-self` as the sandbox's numbers for `pid`."""
+    who, task = found["who"], found["task"]
+    leaf = found["leaf"] or f"fd/{found['devfd'] or _STD.get(found['std'] or '', 0)}"
+    if who in (None, "self", "thread-self"):
+        ids = _ns_ids(pid)
+        if ids is None:
+            return None
+        who, task = ids[0], (ids[1] if who == "thread-self" else task)
+    return f"/proc/{pid}/root/proc/{who}" + (f"/task/{task}" if task else "") + f"/{leaf}"
+
+
+def _ns_ids(pid: int) -> tuple[str, str] | None:
+    """`pid`'s process and thread numbers in its own (the sandbox's) PID namespace."""
+    ids: dict[str, str] = {}
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith(("NStgid:", "NSpid:")):
+                    ids[line.split(":")[0]] = line.split()[-1]
+    except OSError:
+        return None
+    return (ids["NStgid"], ids["NSpid"]) if len(ids) == 2 else None
+
+
 def decode(pid: int) -> Call:
     """The call `pid` is stopped at (a seccomp stop): what it names, before it runs."""
     regs = Regs()
     ptrace(PTRACE_GETREGS, pid, 0, ctypes.addressof(regs))
     args = (regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9)
-    name = NAME.get(regs.orig_rax, f"#{regs.orig_rax}")
+    number = regs.orig_rax & 0xFFFFFFFF  # what the kernel runs (and seccomp sees): bits above are ignored
+    name = NAME.get(number, f"#{number}")
     call = Call(name)
-    if name in ("execve", "execveat"):
-        call.program = Memory.string(pid, args[1 if name == "execveat" else 0]) or ""
-    elif name in ("open", "creat", "openat", "openat2"):
+    if name == "execve":
+        call.program = Memory.string(pid, args[0]) or ""
+    elif name == "execveat":
+        call.program = _started_at(pid, args)
+    elif name in ("open", "creat", "openat"):  # (openat2 never stops: the filter refuses it)
         _opened(pid, name, args, call)
-    elif name in FD_WRITES:
+    elif name in FD_WRITES or name == "ioctl":  # the filter stops only the ioctls of IOCTL_WRITES
         call.writes.append(Memory.descriptor(pid, _fd(args[0])))
     elif name in PATHS:
         _paths(pid, name, args, call)
@@ -261,12 +359,19 @@ def decode(pid: int) -> Call:
     return call
 
 
+def _started_at(pid: int, args: tuple[int, ...]) -> str:
+    """The program `execveat(dirfd, path, ...)` starts: `path` as given, as execve's is, unless it
+    names a file by its descriptor (an empty path, AT_EMPTY_PATH: a program written into memory is
+    `/memfd:NAME`) or relative to one."""
+    path = Memory.string(pid, args[1]) or ""
+    if path.startswith("/") or _fd(args[0]) == AT_FDCWD:
+        return path
+    return Memory.descriptor(pid, _fd(args[0])) if not path else Memory.resolve(pid, args[0], path)
+
+
 def _opened(pid: int, name: str, args: tuple[int, ...], call: Call) -> None:
     dirfd, at = (None, 0) if name in ("open", "creat") else (args[0], 1)
     path = Memory.string(pid, args[at])
-    if name == "openat2":
-        how = Memory.raw(pid, args[2], 8)
-        call.counted = len(how) == 8 and bool(struct.unpack("=Q", how)[0] & WRITE_MASK)
     if path is not None:
         call.writes.append(Memory.resolve(pid, dirfd, path))
 
@@ -303,6 +408,8 @@ class Tracer:
         self.programs: list[str] = []
         self.execs: list[tuple[int, str]] = []  # (pid, program) of every successful exec after the start
         self.refused: list[str] = []
+        self.each_program: set[str] = set()  # `programs`, and
+        self.each_refused: set[str] = set()  # `refused`, for lookups in constant time
         self.writes: list[tuple[str, bool]] = []
         self.connections: list[tuple[str, str]] = []
         self.pending: dict[int, Call] = {}
@@ -313,7 +420,8 @@ class Tracer:
         self.stops = 0
         self.seccomp_stops = 0
         self.complete = False  # every tracee's end was seen
-        self.over = False  # more than max_records
+        self.size = 0  # characters kept (MAX_RECORD_BYTES)
+        self.over = False  # more than max_records, or than MAX_RECORD_BYTES
         self.stopped = ""  # why the tracer ended a process (a 32-bit call)
         self.notes: list[str] = []
 
@@ -403,6 +511,8 @@ class Tracer:
     def _seccomp(self, pid: int) -> None:
         self.seccomp_stops += 1
         self._room()  # every traced call counts, as each is a line of strace's log
+        if pid in self.pending:  # a call whose exit never came (its end unreported): kept, outcome unknown
+            self.result(pid, None)
         try:
             if _event_message(pid) == TAG_FOREIGN:
                 self.stopped = FOREIGN
@@ -425,9 +535,11 @@ class Tracer:
 
     # -- what is recorded
 
-    def _room(self, count: int = 1) -> bool:
+    def _room(self, count: int = 1, texts: tuple[str, ...] | list[str] = ()) -> bool:
+        """Whether `count` more entries (holding `texts`) may be kept."""
         self.records += count
-        if self.records > self.max_records:
+        self.size += sum(len(text) for text in texts)
+        if self.records > self.max_records or self.size > MAX_RECORD_BYTES:
             self.over = True
         return not self.over
 
@@ -439,11 +551,12 @@ class Tracer:
         ok = value is not None and value >= 0
         error = "" if ok else ("?" if value is None else (errno.errorcode.get(-value) or RESTART.get(-value, "?")))
         if call.name in ("execve", "execveat"):
-            if error in ("EACCES", "EPERM") and call.program not in self.refused and self._room():
+            if error in ("EACCES", "EPERM") and call.program not in self.each_refused and self._room(1, (call.program,)):
+                self.each_refused.add(call.program)
                 self.refused.append(call.program)
         elif call.name in NETWORK:
             self._network(call, error)
-        elif call.counted and self._room(len(call.writes)):
+        elif self._room(len(call.writes), call.writes):
             self.writes.extend((path, ok) for path in call.writes)
 
     def _network(self, call: Call, error: str) -> None:
@@ -452,46 +565,47 @@ class Tracer:
             return
         if call.address.startswith("unix:/") and (error not in ("", "EINPROGRESS", "EAGAIN") or call.name == "bind"):
             return
-        if self._room():
+        if self._room(1, (call.address,)):
             self.connections.append((call.address, error))
 
     def exec_event(self, pid: int) -> None:
         former = _event_message(pid)
-        call = self.pending.pop(former, None) or self.pending.pop(pid, None)
+        call = self.pending.pop(former, None)
         if former != pid:
             self.alive.discard(former)  # a thread's execve: the thread is gone, it is the leader now
+            # The old leader ended with it, unreported: a call it had under way is kept, outcome unknown.
+            self.result(pid, None)
         self.launcher_execs -= 1
         if self.launcher_execs >= 0:
             return
         if call is not None:
             program = call.program
         else:
-            self.notes.append(f"an exec of {pid} with no seccomp stop")
+            if len(self.notes) < MAX_NOTES:
+                self.notes.append(f"an exec of {pid} with no seccomp stop")
             try:
-                program = os.readlink(f"/proc/{pid}/exe")
+                program = _link(f"/proc/{pid}/exe")
             except OSError:
                 program = "?"
         if not self.started:
             self.started, self.first_pid = True, pid
-        if not self._room():
+        if not self._room(1, (program,)):
             return
         self.execs.append((pid, program))
-        if program not in self.programs:
+        if program not in self.each_program:
+            self.each_program.add(program)
             self.programs.append(program)
 
     def record(self) -> dict[str, Any]:
         """What the run did, as trace.Seen's fields (trace.load_record reads it)."""
         last = max((i for i, (pid, _) in enumerate(self.execs) if pid == self.first_pid), default=-1)
-        spawned: list[str] = []
-        for pid, program in self.execs[last + 1:]:
-            if pid != self.first_pid and program not in spawned:
-                spawned.append(program)
+        spawned = list(dict.fromkeys(program for pid, program in self.execs[last + 1:] if pid != self.first_pid))
         observed = self.started and self.complete and not self.over
         return {
             "started": self.started, "lost": not observed, "programs": self.programs, "spawned": spawned,
             "execs": [program for _pid, program in self.execs], "refused": self.refused,
             "writes": [[path, ok] for path, ok in self.writes], "connections": [list(c) for c in self.connections],
-            "stopped": self.stopped, "stops": self.stops, "seccomp_stops": self.seccomp_stops, "notes": self.notes[:20],
+            "stopped": self.stopped, "stops": self.stops, "seccomp_stops": self.seccomp_stops, "notes": self.notes[:MAX_NOTES],
         }
 
 

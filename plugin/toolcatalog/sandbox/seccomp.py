@@ -6,14 +6,16 @@ by bubblewrap right before it execs the command, so none of its own setup is fil
 
 - `execve`, `execveat`;
 - `open` and `openat` **with a write flag** (the filter tests the flags argument: read-only opens,
-  most of a run's calls, never stop), `creat`, and `openat2` (its flags are behind a pointer: always,
-  then checked at the stop);
-- the path writes of `trace.PATH_WRITES` and `fchmodat2` (Linux 6.6, which strace 6.1 cannot name),
-  the descriptor writes of `trace.FD_WRITES` (`fchmod`, `fchown`, `fsetxattr`, `fremovexattr`);
+  most of a run's calls, never stop), and `creat`;
+- the path writes of `trace.PATH_WRITES` and those strace 6.1 cannot name (`ptracer.NEWER`:
+  `fchmodat2`, `setxattrat`, `removexattrat`, `file_setattr`), the descriptor writes of
+  `trace.FD_WRITES` (`fchmod`, `fchown`, `fsetxattr`, `fremovexattr`) and the `ioctl` requests that
+  change a file's flags (`ptracer.IOCTL_WRITES`: the filter tests the request);
 - `connect`, `bind`, `sendmsg`, `sendmmsg`, and `sendto` with an address.
 
 It refuses what would hide a call from the tracer: `io_uring_setup` and `clone3` (ENOSYS: the C
-library falls back to `clone`), `clone` with `CLONE_UNTRACED` and a new seccomp filter (EPERM:
+library falls back to `clone`), `openat2` (ENOSYS, as before Linux 5.6: its flags are in memory,
+where another thread can change them once the tracer has read them; the C library does not use it), `clone` with `CLONE_UNTRACED` and a new seccomp filter (EPERM:
 `seccomp()` in every form, `prctl(PR_SET_SECCOMP)`; a `SECCOMP_RET_USER_NOTIF` filter outranks
 `TRACE`, and its supervisor could let a call run unseen). A call of another architecture than
 x86-64 (`int 0x80`) or an x32 call number stops with `TAG_FOREIGN`, and the tracer ends the process
@@ -34,13 +36,14 @@ PR_SET_SECCOMP = 22
 RET_ERRNO, RET_TRACE, RET_ALLOW = 0x00050000, 0x7FF00000, 0x7FFF0000
 LD_ABS, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, ..., BPF_RET|K
 
-ALWAYS = ("execve", "execveat", "creat", "openat2", "connect", "bind", "sendmsg", "sendmmsg",
+ALWAYS = ("execve", "execveat", "creat", "connect", "bind", "sendmsg", "sendmmsg",
           *sorted(ptracer.PATHS), *ptracer.FD_WRITES)
 # The calls whose arguments decide (each to its own label below), and the refused ones.
 DECIDED = (("open", "open"), ("openat", "openat"), ("sendto", "sendto"), ("clone", "clone"), ("prctl", "prctl"),
-           ("clone3", "enosys"), ("io_uring_setup", "enosys"), ("seccomp", "eperm"))
+           ("ioctl", "ioctl"), ("clone3", "enosys"), ("io_uring_setup", "enosys"), ("openat2", "enosys"),
+           ("seccomp", "eperm"))
 
-assert set(ptracer.PATHS) == trace.PATH_WRITES | {"fchmodat2"}
+assert set(ptracer.PATHS) == trace.PATH_WRITES | set(ptracer.NEWER)
 assert set(ptracer.FD_WRITES) == trace.FD_WRITES
 
 
@@ -94,6 +97,10 @@ def program() -> bytes:
     c.op(JSET, CLONE_UNTRACED, "eperm", "allow")
     c.op(LD_ABS, _arg(0), label="prctl")
     c.op(JEQ, PR_SET_SECCOMP, "eperm", "allow")
+    c.op(LD_ABS, _arg(1), label="ioctl")  # the request (an unsigned int)
+    for request in ptracer.IOCTL_WRITES:
+        c.op(JEQ, request, "trace", None)
+    c.op(RET, RET_ALLOW)
     c.op(RET, RET_ALLOW, label="allow")
     c.op(RET, RET_TRACE, label="trace")
     c.op(RET, RET_ERRNO | errno.ENOSYS, label="enosys")

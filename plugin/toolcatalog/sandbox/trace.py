@@ -40,8 +40,10 @@ as well.
 Limits, stated on the security page: file descriptors passed in from outside, memory-mapped writes
 to a file opened earlier, and paths relative to a directory descriptor strace never saw opened are
 resolved on a best-effort basis; a path the parser cannot resolve is reported as `<fd N>/name`.
-`fchmodat2` (Linux 6.6) is not traced by strace 6.1, which does not know its name (ours traces it);
-a change it makes in a writable place still shows in the before-and-after comparison. Our tracer
+`fchmodat2` (Linux 6.6), `setxattrat`, `removexattrat` (6.13) and `file_setattr` (6.17) are not
+traced by strace 6.1, which does not know their names, nor are the `ioctl`s that change a file's
+flags (ours traces them all, ptracer.NEWER and IOCTL_WRITES); a change of mode they make in a
+writable place still shows in the before-and-after comparison, one of attributes or flags does not. Our tracer
 resolves descriptors and relative paths from `/proc` at the call, so it needs no `<fd N>` guess.
 """
 
@@ -54,6 +56,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .ptracer import normal
 
 # The calls strace stops on (the rest never reach it).
 SYSCALLS = (
@@ -187,7 +191,8 @@ def _split_args(text: str) -> list[str]:
 
 
 def _address(arg: str) -> str | None:
-    """`127.0.0.1:80`, `[::1]:443` or `unix:@name` from a sockaddr strace printed; None for others."""
+    """`127.0.0.1:80`, `[::1]:443`, `unix:@name` or `vsock:CID:PORT` from a sockaddr strace printed;
+    None for others."""
     family = re.search(r"sa_family=(\w+)", arg)
     if not family:
         return None
@@ -201,7 +206,27 @@ def _address(arg: str) -> str | None:
     if family.group(1) == "AF_UNIX":
         name = re.search(r'sun_path=(@?)"((?:[^"\\]|\\.)*)"', arg)
         return f"unix:{name.group(1)}{_unescape(name.group(2))}" if name else None
+    if family.group(1) == "AF_VSOCK":
+        return f"vsock:{_vsock_number(arg, 'svm_cid')}:{_vsock_number(arg, 'svm_port')}"
     return None
+
+
+# The names strace gives VM socket numbers (linux/vm_sockets.h); ours (ptracer) gives them as numbers.
+_VSOCK_NAMES = {"VMADDR_CID_ANY": 0xFFFFFFFF, "VMADDR_PORT_ANY": 0xFFFFFFFF, "VMADDR_CID_HYPERVISOR": 0,
+                "VMADDR_CID_LOCAL": 1, "VMADDR_CID_HOST": 2}
+
+
+def _vsock_number(arg: str, field: str) -> str:
+    found = re.search(field + r"=(\w+)", arg)
+    if not found:
+        return "?"
+    text = found.group(1)
+    if text in _VSOCK_NAMES:
+        return str(_VSOCK_NAMES[text])
+    try:
+        return str(int(text, 0))
+    except ValueError:
+        return "?"
 
 
 class _Parser:
@@ -209,6 +234,7 @@ class _Parser:
         self.launcher_execs = launcher_execs
         self.cwd = cwd
         self.seen = Seen()
+        self.listed: set[tuple[str, str]] = set()  # ("started" | "refused", program): each listed once, found in constant time
         self.pending: dict[str, str] = {}
         self.superseded: set[str] = set()  # processes whose next resumed execve is a thread's, which succeeded
         self.tool_pids: set[str] = set()
@@ -221,12 +247,13 @@ class _Parser:
         self.error = ""  # the error name of the call being read
 
     def _resolve(self, pid: str, dirfd: str | None, path: str) -> str:
-        if path.startswith("/"):
-            return os.path.normpath(path)
-        base = self.cwds.get(pid, self.cwd)
-        if dirfd is not None and dirfd != "AT_FDCWD":
-            base = self.fds.get(pid, {}).get(dirfd, f"<fd {dirfd}>")
-        return os.path.normpath(os.path.join(base, path))
+        if not path.startswith("/"):
+            base = self.cwds.get(pid, self.cwd)
+            if dirfd is not None and dirfd != "AT_FDCWD":
+                base = self.fds.get(pid, {}).get(dirfd, f"<fd {dirfd}>")
+            path = os.path.join(base, path)
+        # A `..` after a link of /proc stays (`/proc/self/fd/3/../7` is not descriptor 7's link).
+        return normal(path) if path.startswith("/") else os.path.normpath(path)
 
     def _whole_call(self, pid: str, body: str) -> str | None:
         """The call a line completes (`name(args) = result ...`), or None when it only begins one."""
@@ -293,9 +320,7 @@ class _Parser:
         # Programs started by child processes after the tool's own last `execve` (before it, they
         # belong to how the tool starts: a pyenv shim runs helpers before it becomes Python).
         last = max((i for i, (pid, _) in enumerate(self.execs) if pid == self.first_pid), default=-1)
-        for pid, program in self.execs[last + 1:]:
-            if pid != self.first_pid and program not in self.seen.spawned:
-                self.seen.spawned.append(program)
+        self.seen.spawned = list(dict.fromkeys(program for pid, program in self.execs[last + 1:] if pid != self.first_pid))
         return self.seen
 
     def _exec(self, pid: str, args: str) -> None:
@@ -304,7 +329,8 @@ class _Parser:
             path = _unescape(first.group(1))
             self.execs.append((pid, path))
             self.seen.execs.append(path)
-            if path not in self.seen.programs:
+            if ("started", path) not in self.listed:
+                self.listed.add(("started", path))
                 self.seen.programs.append(path)
 
     def _call(self, pid: str, name: str, args: str, ok: bool, ret: str) -> None:
@@ -328,8 +354,10 @@ class _Parser:
             self._exec(pid, args)
         elif self.error in ("EACCES", "EPERM"):
             first = _STR.search(args)
-            if first and _unescape(first.group(1)) not in self.seen.refused:
-                self.seen.refused.append(_unescape(first.group(1)))
+            program = _unescape(first.group(1)) if first else None
+            if program is not None and ("refused", program) not in self.listed:
+                self.listed.add(("refused", program))
+                self.seen.refused.append(program)
 
     def _chdir(self, pid: str, name: str, args: str, argv: list[str], ok: bool) -> None:
         fds = self.fds.setdefault(pid, {})

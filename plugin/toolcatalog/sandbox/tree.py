@@ -11,6 +11,7 @@ a new file with).
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import stat
@@ -89,13 +90,19 @@ def changes(before: Picture, after: Picture, root: Path) -> list[tuple[str, str]
                 found.append((rel, "changed"))
         elif old != new:
             found.append((rel, "changed"))
-    listed = {rel for rel, _ in found}
+    listed = sorted({rel for rel, _ in found})  # what lies inside a folder follows it in order
     kept = []
     for rel, change in sorted(found):
         kind = (after.get(rel) or before.get(rel) or ("?",))[0]
-        if kind == "dir" and any(other.startswith(rel + os.sep) for other in listed):
+        if kind == "dir" and holds(listed, rel):
             continue
         if kind == "dir" and change == "changed":
             continue  # a folder's mode changed: its contents say more
         kept.append((rel, change))
     return kept
+
+
+def holds(ordered: list[str], folder: str) -> bool:
+    """Whether a path of `ordered` (sorted) lies inside `folder`: one lookup, not a pass over all."""
+    at = bisect.bisect_left(ordered, folder + os.sep)
+    return at < len(ordered) and ordered[at].startswith(folder + os.sep)
