@@ -112,7 +112,7 @@ class Context:
             return
         launch = sandbox_mod.prepare(facts, list(start.argv), cwd=Path(start.cwd), env=dict(start.env), workspace=self.workspace,
                                      network=start.network, hidden=list(self.unseen), roots=self.roots, gated=True)
-        if launch.refusal or not launch.gate:
+        if launch.refusal or not (launch.gate or launch.held):
             launch.close()
             return
         try:
