@@ -239,8 +239,9 @@ def test_starting_ahead_needs_bubblewrap_not_a_spare_core(tmp_path: Path, monkey
 
 
 LOUD_PY = r"""
-import json, sys
+import json, sys, time
 sys.stdin.read()
+time.sleep(1.0)  # alive long enough to be seen while the work meanwhile looks (its output is read beside it)
 sys.stdout.write(json.dumps({"ok": True, "pad": "x" * 300000}))
 """
 
@@ -256,8 +257,8 @@ def test_the_next_start_ahead_overlaps_the_run_that_was_started_ahead(tmp_path: 
     seen: list[list[str]] = []
 
     def work() -> None:
-        # The gate is open: the tool starts, writes more than a pipe holds and, as nobody reads
-        # yet, stays blocked on its output while this runs (a backstop, as in `_until_gate`).
+        # The gate is open: the tool starts and lives a second (its output, more than a pipe
+        # holds, is read beside this by the run's reader thread; a backstop, as in `_until_gate`).
         deadline = time.monotonic() + 120
         tool: list[str] = []
         while not tool and time.monotonic() < deadline:
