@@ -69,3 +69,21 @@ def no_leftovers(tmp_path: Path):
         except OSError:
             pass
     assert not left, f"processes left running: {left}"
+
+
+def held_at_gate(root: Path) -> list[int]:
+    """bubblewrap's processes under `root` that our tracer holds at their gate (runs started ahead,
+    the tool not yet started): traced, and waiting in a read of their block descriptor, a pipe."""
+    found = []
+    for pid, line in processes_under(root):
+        if not line.startswith("/") or os.path.basename(line.split(" ", 1)[0]) != "bwrap":
+            continue
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            wchan = Path(f"/proc/{pid}/wchan").read_text()
+        except OSError:
+            continue
+        tracer = next((int(row.split()[1]) for row in status.splitlines() if row.startswith("TracerPid:")), 0)
+        if tracer and "pipe_read" in wchan:
+            found.append(pid)
+    return found

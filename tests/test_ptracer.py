@@ -335,3 +335,32 @@ def test_results_cached_under_strace_are_not_reused_as_ours() -> None:
     ours = dataclasses.replace(FACTS, mechanism="bwrap", ptrace=True, tracer="/usr/bin/strace")
     theirs = dataclasses.replace(ours, ptrace=False)
     assert ours.key() != theirs.key()
+
+
+@needs_ours
+def test_a_run_whose_caps_cannot_be_set_never_starts(tmp_path: Path) -> None:
+    """Our tracer sets a run's caps (prlimit(2) on bubblewrap's child) before letting it go; where
+    that fails the run is ended, and says why: a tool never runs without its caps."""
+    argv = bwrap.probe_argv(FACTS.program, FACTS.variant)
+    record = tmp_path / "record.json"
+    child = spawner.start(argv, "/", {"PATH": "/usr/bin:/bin"}, False, probe.tracer_trace(record, 0, 0, (), ((9999, 1),)))
+    assert isinstance(child, spawner.Child)
+    assert _ended(child) != 0
+    seen = trace.load_record(record)
+    assert not seen.started and seen.lost and seen.stopped == ptracer.LIMIT_FAILED
+
+
+@needs_ours
+def test_a_held_run_starts_only_when_let_go_and_never_when_its_gate_closes(tmp_path: Path) -> None:
+    """A run started ahead waits at its block descriptor until the build lets it go: it starts
+    then, and never once the build closes its end of the gate (the build ended it, or is gone)."""
+    argv = bwrap.probe_argv(FACTS.program, FACTS.variant)
+    for go in (True, False):
+        record = tmp_path / f"record-{go}.json"
+        child = spawner.start(argv, "/", {"PATH": "/usr/bin:/bin"}, False, probe.tracer_trace(record, 0, 0, held=True))
+        assert isinstance(child, spawner.Child) and child.gate is not None
+        assert not child._ended_within(0.5)  # held: /bin/true would have ended by now
+        child.release(go=go)
+        code = _ended(child)
+        seen = trace.load_record(record)
+        assert (code == 0 and seen.started and not seen.lost) if go else (code != 0 and not seen.started), (go, code, seen)

@@ -1,9 +1,11 @@
 """Runs started ahead of their turn (issue 21): under bubblewrap, the engine sets up a later
-run's sandbox (its control groups, strace, bubblewrap's namespaces and mounts) while the current
-run goes on, with or without a core to spare. The tool
-itself waits behind a gate, a shell that reads one line of its stdin before it execs the tool:
-it starts only in its turn, gets exactly its input, and never starts when the build goes away.
-Real bubblewrap, strace and processes; nothing here measures time."""
+run's sandbox (its control groups, its caps, bubblewrap's namespaces and mounts) while the current
+run goes on, with or without a core to spare. The tool itself waits behind a gate: under our own
+tracer, bubblewrap's process in the sandbox held at its block descriptor until the build lets the
+run go (no process in front of the tool, nothing on its stdin); under strace, a shell that reads
+one line of its stdin before it execs the tool. Either way it starts only in its turn, gets
+exactly its input and its caps, and never starts when the build goes away or ends the run.
+Real bubblewrap, tracers and processes; nothing here measures time."""
 
 from __future__ import annotations
 
@@ -16,17 +18,18 @@ from pathlib import Path
 import pytest
 
 from manifests import PLATFORM, speccify_tool
-from procs import gone, no_leftovers, processes_under  # noqa: F401 (an autouse fixture)
+from procs import gone, held_at_gate, no_leftovers, processes_under  # noqa: F401 (an autouse fixture)
 from sitebuild import run_check, tool_of
-from toolcatalog import sandbox
+from toolcatalog import sandbox, shellenv, spawner
 from toolcatalog.conformance import engine, job
 from toolcatalog.harvest import harvest
 from toolcatalog.options import Options
-from toolcatalog.sandbox import limits
+from toolcatalog.sandbox import layout, limits
 
 FACTS = sandbox.probe("auto")
-needs_gate = pytest.mark.skipif(FACTS.mechanism != "bwrap" or limits.shell() is None,
-                                reason="needs bubblewrap with namespaces and dash")
+needs_gate = pytest.mark.skipif(FACTS.mechanism != "bwrap" or not (FACTS.own_tracer or limits.shell()),
+                                reason="needs bubblewrap with namespaces, and our tracer or dash")
+needs_ours = pytest.mark.skipif(FACTS.mechanism != "bwrap" or not FACTS.own_tracer, reason="needs bubblewrap and our tracer")
 
 ECHO_PY = r"""
 import json, sys
@@ -44,8 +47,12 @@ def _tool(ws: Path) -> Path:
 
 
 def _waiting_gates(ws: Path) -> list[tuple[int, str]]:
-    """The gate shells themselves (not the tracer or bubblewrap, whose command lines hold the
-    gate's script too): the chain is set up up to the gate."""
+    """What waits at the gate of `ws`'s runs started ahead, once the chain reached it: bubblewrap's
+    process in the sandbox held by our tracer, or (strace) the gate shell itself (not the tracer or
+    bubblewrap, whose command lines hold the gate's script too)."""
+    if FACTS.own_tracer:
+        held = set(held_at_gate(ws))
+        return [(pid, line) for pid, line in processes_under(ws) if pid in held]
     return [(pid, line) for pid, line in processes_under(ws) if line.startswith(f"{limits.shell()} -c read -r _")]
 
 
@@ -98,6 +105,8 @@ def test_a_run_started_ahead_waits_behind_its_gate_and_gets_exactly_its_input(tm
     assert gates, _chains(ctx)
     # Set up and waiting: the tool's own program has not started (only the chain and the gate exist).
     assert not [line for _, line in processes_under(ws) if line.startswith(sys.executable)], processes_under(ws)
+    time.sleep(0.3)  # a gate that leaks would let the tool start meanwhile
+    assert not [line for _, line in processes_under(ws) if line.startswith(sys.executable)], processes_under(ws)
     given = b'{"x": 1}\nsecond line\n'
     spawned = ctx.run(argv, cwd=folder, stdin=given, timeout_s=20, env=ctx.env)
     assert spawned.mechanism == "bwrap" and spawned.result.exit_code == 0, spawned.result
@@ -118,12 +127,50 @@ def test_a_gate_that_is_never_opened_never_starts_the_tool(tmp_path: Path) -> No
     assert _until_gate(ws), _chains(ctx)
     launch, begun = ctx._ahead[start][0]
     with launch:
-        # What the chain sees when the build is gone: its stdin at end of file, no gate line.
+        if launch.held:
+            # The build ends the run at the gate (as when it is gone: its end of the gate closed).
+            assert isinstance(begun.proc, spawner.Child) and begun.proc.gate is not None
+            begun.proc.release(go=False)
+        # What a shell's gate sees when the build is gone: its stdin at end of file, no gate line.
         result = begun.finish(b"", timeout_s=20)
         seen = launch.observe()
     assert result.exit_code not in (0, None) and result.stdout == b"", result
     assert sys.executable not in seen.programs and not seen.programs, seen  # the tool was never executed
     ctx._ahead.clear()
+
+
+CAPS_PY = r"""
+import json, os, resource, sys
+data = sys.stdin.buffer.read()
+print(json.dumps({"ok": True, "raw": data.decode(), "caps": [list(resource.getrlimit(r)) for r in (resource.RLIMIT_DATA, resource.RLIMIT_FSIZE)],
+                  "environ": open("/proc/self/environ", "rb").read().decode()}))
+"""
+
+
+@needs_ours
+@pytest.mark.parametrize("ahead", [True, False])
+def test_our_tracer_sets_the_caps_before_the_tool_starts_and_nothing_stands_in_front_of_it(tmp_path: Path, ahead: bool) -> None:
+    # No shell in front of the tool: the caps are set by our tracer on bubblewrap's process in the
+    # sandbox before it starts the tool, soft and hard alike, so the tool (and all it starts) has
+    # them from its first instruction; a run started ahead gets its input and nothing else.
+    ws = tmp_path / "ws"
+    folder = speccify_tool(ws, "caps", [("a", {"x": 1}, {"ok": True})], files={f"{PLATFORM}.py": CAPS_PY})
+    ctx = job.make_context(Options(cache=False, timeout=20.0, sandbox_memory_mb=700, sandbox_file_mb=3), ws)
+    argv = [sys.executable, str(folder / f"{PLATFORM}.py")]
+    if ahead:
+        ctx.start_ahead(job.Start.of(argv, folder, ctx.env, False))
+        assert _until_gate(ws), _chains(ctx)
+    spawned = ctx.run(argv, cwd=folder, stdin=b"{}", timeout_s=20, env=ctx.env)
+    assert not ctx._ahead
+    assert spawned.result.exit_code == 0, spawned.result
+    seen = json.loads(spawned.result.stdout)
+    assert seen["raw"] == "{}"
+    if ctx.sandbox.limiter is not None:
+        assert seen["caps"] == [[700 << 20, 700 << 20], [3 << 20, 3 << 20]]
+    assert spawned.observed is not None and spawned.observed.programs == [sys.executable], spawned.observed  # the tool's own exec only
+    names = [item.split("=", 1)[0] for item in seen["environ"].split("\0") if item]
+    if limits.shell() is not None:  # the order dash, which stood in front of the tool before, handed it on
+        assert names == list(shellenv.dash_order({**layout.scratch_env(ctx.env), "PWD": str(folder.resolve())})), names
 
 
 @needs_gate
@@ -192,8 +239,9 @@ def test_starting_ahead_needs_bubblewrap_not_a_spare_core(tmp_path: Path, monkey
 
 
 LOUD_PY = r"""
-import json, sys
+import json, sys, time
 sys.stdin.read()
+time.sleep(1.0)  # alive long enough to be seen while the work meanwhile looks (its output is read beside it)
 sys.stdout.write(json.dumps({"ok": True, "pad": "x" * 300000}))
 """
 
@@ -209,8 +257,8 @@ def test_the_next_start_ahead_overlaps_the_run_that_was_started_ahead(tmp_path: 
     seen: list[list[str]] = []
 
     def work() -> None:
-        # The gate is open: the tool starts, writes more than a pipe holds and, as nobody reads
-        # yet, stays blocked on its output while this runs (a backstop, as in `_until_gate`).
+        # The gate is open: the tool starts and lives a second (its output, more than a pipe
+        # holds, is read beside this by the run's reader thread; a backstop, as in `_until_gate`).
         deadline = time.monotonic() + 120
         tool: list[str] = []
         while not tool and time.monotonic() < deadline:

@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 
 from manifests import PLATFORM, speccify_tool
-from procs import gone, no_leftovers, processes_under  # noqa: F401 (an autouse fixture)
+from procs import gone, held_at_gate, no_leftovers, processes_under  # noqa: F401 (an autouse fixture)
 from sitebuild import REPO
 from toolcatalog import sandbox
 from toolcatalog.sandbox import limits
 
 FACTS = sandbox.probe("auto")
-pytestmark = pytest.mark.skipif(FACTS.mechanism != "bwrap" or limits.shell() is None,
-                                reason="needs bubblewrap with namespaces and dash")
+pytestmark = pytest.mark.skipif(FACTS.mechanism != "bwrap" or not (FACTS.own_tracer or limits.shell()),
+                                reason="needs bubblewrap with namespaces, and our tracer or dash")
 
 SLOW_PY = r"""
 import sys, time
@@ -34,9 +34,13 @@ time.sleep(300)
 
 
 def _state(ws: Path) -> tuple[list[int], list[int]]:
-    """The pids of the gate shells waiting for `ws`'s runs, and of its tools running."""
+    """The pids of what waits at the gates of `ws`'s runs (bubblewrap's processes our tracer holds,
+    or the gate shells), and of its tools running."""
     found = processes_under(ws)
-    gates = [pid for pid, line in found if line.startswith(f"{limits.shell()} -c read -r _")]
+    if FACTS.own_tracer:
+        gates = held_at_gate(ws)
+    else:
+        gates = [pid for pid, line in found if line.startswith(f"{limits.shell()} -c read -r _")]
     tools = [pid for pid, line in found if line.startswith(sys.executable) and f"{PLATFORM}.py" in line]
     return gates, tools
 

@@ -105,3 +105,36 @@ def test_a_sandboxed_tool_gets_the_caps_and_exactly_its_environment(tmp_path: Pa
     seen = json.loads(run.actual["seen"])
     assert {name: seen["env"].get(name) for name in ODD} == ODD, seen["env"]
     assert seen["data"] == [300 << 20, 300 << 20] and seen["fsize"] == [7 << 20, 7 << 20], seen
+
+
+@pytest.mark.skipif(limits.shell() is None, reason="needs dash")
+def test_the_order_dash_hands_the_environment_on_is_known_exactly(tmp_path: Path) -> None:
+    # Our tracer's runs start the tool without dash in front: where dash stood there before, the
+    # tool gets its environment in dash's order (its variable table's), PWD included.
+    import random
+    import string
+    import subprocess
+
+    pick = random.Random(21)
+    own = ["MAIL", "MAILPATH", "PATH", "PS1", "PS2", "PS4", "LINENO", "TERM", "HISTSIZE", "ATTY", "HOME", "TMPDIR"]
+    for _ in range(60):
+        names = set(pick.sample(own, pick.randint(0, len(own))))
+        while len(names) < pick.randint(4, 30):
+            names.add(pick.choice(string.ascii_letters + "_") + "".join(pick.choice(string.ascii_letters + string.digits + "_")
+                                                                         for _ in range(pick.randint(0, 8))))
+        ordered = list(names)
+        pick.shuffle(ordered)
+        env = {name: f"v {i}" for i, name in enumerate(ordered)}
+        env["PWD"] = str(tmp_path)  # as bubblewrap sets it: last
+        done = subprocess.run([str(limits.shell()), "-c", 'exec "$@"', "sh", "/usr/bin/env", "-0"], env=env, cwd=tmp_path,
+                              capture_output=True, timeout=30, check=True)
+        assert done.stdout == b"".join(f"{k}={v}".encode() + b"\0" for k, v in shellenv.dash_order(env).items())
+
+
+def test_our_tracers_caps_are_the_values_prlimit_gets() -> None:
+    caps = limits.Limits(memory_mb=300, processes=50, file_mb=7)
+    assert limits.rlimits(caps, "/usr/bin/prlimit", limits.RLIMIT) == ((2, 300 << 20), (1, 7 << 20), (6, 50))
+    assert limits.rlimits(caps, "/usr/bin/prlimit", limits.CGROUP) == ((2, 300 << 20), (1, 7 << 20))  # the group caps processes
+    assert limits.rlimits(caps, None, limits.RLIMIT) == ()  # nothing caps without prlimit, as with dash (describe says so)
+    assert limits.rlimits(limits.Limits(processes=1), "/p", limits.RLIMIT) == ((6, 2),)  # bubblewrap's init counts too
+    assert limits.wrap(["t"], caps, "/p", limits.RLIMIT) == ["/p", f"--data={300 << 20}", f"--fsize={7 << 20}", "--nproc=50", "--", "t"]

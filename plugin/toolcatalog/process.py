@@ -457,11 +457,14 @@ def start_process(argv: list[str], *, cwd: Path, env: dict[str, str], piped: boo
     """Start `argv` as `run_process` does, without waiting for it: a `Started` to `finish` (or
     `discard`), or the result of a start that failed. `piped`: its stdin is a pipe (else
     /dev/null). A run that is started ahead of its turn waits behind a gate of its own (the
-    sandbox's: see sandbox/launch.py) until `finish` writes the first line of its stdin.
+    sandbox's: see sandbox/launch.py) until `finish` opens it (our tracer's, `Trace.held`) or
+    writes the first line of its stdin (a shell's).
     `helper`: start it through the spawner (spawner.py: one exec, the same parent-death signal)
     where the spawner can take it, the old way elsewhere. `trace`: a bubblewrap run the spawner's
     own tracer watches (implies `helper`); where the spawner cannot take it, it starts the old way
-    untraced, and its missing record makes the run "not observed"."""
+    untraced, and its missing record makes the run "not observed", unless the tracer was to set its
+    caps, move it into its control groups or hold it at its gate (`Trace.binding`): then it does
+    not start at all (a start that failed)."""
     argv = [os.fspath(a) for a in argv]
     started = time.monotonic()
     if not argv:
@@ -473,6 +476,8 @@ def start_process(argv: list[str], *, cwd: Path, env: dict[str, str], piped: boo
         spawned = _start_spawned(argv, cwd, env, piped, started, trace)
         if spawned is not None:
             return spawned
+        if trace is not None and trace.binding:  # its caps, groups or gate are the tracer's: never without it
+            return _failed(argv, f"could not start {argv[0]}: the build's spawner, which sets its caps, cannot start it", started)
     started_argv, preexec = _spawn_argv(argv, env)
     try:
         proc = subprocess.Popen(
@@ -529,14 +534,17 @@ class Started:
 
     def finish(self, stdin: bytes | None, *, timeout_s: float, max_stdout: int = 1 << 20, max_stderr: int = 64 << 10,
                since: float | None = None, meanwhile: Callable[[], None] | None = None) -> ProcessResult:
-        """Write `stdin` (after the gate's line, when it waits behind one: `stdin` then starts with
-        it) and read until the end, as `run_process`; the deadline counts from `since` (default now).
+        """Let a run held at our tracer's gate go (`spawner.Child.release`), write `stdin` (after the
+        gate's line, when it waits behind a shell's gate instead: `stdin` then starts with it) and
+        read until the end, as `run_process`; the deadline counts from `since` (default now).
         `meanwhile`: called on a thread of its own once the first of `stdin` is written (the tool is
         on its way) and waited for before this returns: other work that overlaps the run, while the
         run's pipes are read and its timeout counted as without it."""
         assert not self.done, "a started process is finished once"
         self.done = True
         started = time.monotonic() if since is None else since
+        if isinstance(self.proc, spawner.Child):
+            self.proc.release()  # a run started ahead behind our tracer's gate: its turn has come
         try:
             return _Runner(self.proc, self.argv, stdin, timeout_s, max_stdout, max_stderr, started, _CANCEL.get()).run(meanwhile)
         finally:
@@ -548,6 +556,8 @@ class Started:
         if self.done:
             return
         self.done = True
+        if isinstance(self.proc, spawner.Child):
+            self.proc.release(go=False)  # held at our tracer's gate: ended there, the tool never started
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except OSError:

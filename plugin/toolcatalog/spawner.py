@@ -22,7 +22,9 @@ reserved until then, as run_process keeps it with its own children), and reports
 Traced runs (`Trace`, sandbox/ptracer.py): the spawner starts bubblewrap the same way, with three
 more descriptors (`--seccomp`, `--info-fd`, `--block-fd`), and a thread of its own per run traces it:
 it seizes bubblewrap's process in the sandbox while that waits at its block descriptor, moves it into
-the run's control groups, lets it go, and waits (`__WNOTHREAD`) for its own tracees only, never for
+the run's control groups, sets its caps, lets it go (a run started ahead, `Trace.held`: only once the
+build writes a byte to the gate it sent with the run's pipes, `Child.release`; the build closing it
+instead, or dying, ends the run), and waits (`__WNOTHREAD`) for its own tracees only, never for
 a leader (which it never traces) or another run's process. When the build asks to reap the run, the
 spawner waits for that thread (a few seconds at most: the sandbox dies with bubblewrap) and writes
 its record to the run's folder (a new file, never through a link); past that wait, no record, and
@@ -109,11 +111,12 @@ def traced_argv(req):
     options = ["--seccomp", str(filter_r), "--info-fd", str(info_w), "--block-fd", str(block_r)]
     return [*argv[:at + 1], *options, *argv[at + 1:]], [filter_r, info_w, block_r], [info_r, block_w]
 
-def follow(trace, info_r, block_w, pid):
+def follow(trace, info_r, block_w, pid, gate):
     box = []
     def run():
         try:
-            box.append(tracer.trace_run(info_r, block_w, pid, trace["execs"], trace["max"], trace.get("groups", [])))
+            box.append(tracer.trace_run(info_r, block_w, pid, trace["execs"], trace["max"], trace.get("groups", []),
+                                        trace.get("limits", []), gate))
         except BaseException as exc:  # its tracees die with this thread (PTRACE_O_EXITKILL): not observed
             box.append({"started": False, "lost": True, "notes": [repr(exc)[:300]]})
     thread = threading.Thread(target=run, daemon=True)
@@ -128,16 +131,18 @@ def start(req, fds):
         argv = req["argv"]
         if req.get("trace"):
             argv, passed, ends = traced_argv(req)
+            if req["trace"].get("held"):  # the build's gate (a 4th descriptor): the tracer lets the run go on its word
+                ends.append(os.dup(fds[3]))
         proc = subprocess.Popen(argv, cwd=req["cwd"], env=req["env"], stdin=fds[0], stdout=fds[1], stderr=fds[2],
                                 shell=False, start_new_session=True, close_fds=True, bufsize=0, pass_fds=passed)
     except OSError as exc:
         return {"error": [exc.errno or 0, exc.strerror or "", None if exc.filename is None else os.fsdecode(exc.filename)]}
-    except (ValueError, TypeError, KeyError, ImportError, AttributeError) as exc:
+    except (ValueError, TypeError, KeyError, IndexError, ImportError, AttributeError) as exc:
         return {"invalid": str(exc)}
     else:
         children[proc.pid] = (proc, os.pidfd_open(proc.pid))
         if ends:
-            follow(req["trace"], ends[0], ends[1], proc.pid)
+            follow(req["trace"], ends[0], ends[1], proc.pid, ends[2] if len(ends) > 2 else None)
             ends = []
         return {"pid": proc.pid}
     finally:
@@ -177,7 +182,7 @@ def wait(req):
 
 while True:
     try:
-        msg, fds, _flags, _addr = socket.recv_fds(sock, 1 << 20, 3)
+        msg, fds, _flags, _addr = socket.recv_fds(sock, 1 << 20, 4)
     except OSError:
         break
     if not msg:
@@ -330,6 +335,21 @@ class Child:
         self.returncode: int | None = None
         self.lost = False  # the spawner went away before it could say how this process ended
         self.pidfd: int | None = os.pidfd_open(pid)
+        self.gate: int | None = None  # a run started ahead (`Trace.held`): the build's end of its gate
+
+    def release(self, go: bool = True) -> None:
+        """A run started ahead let go (`go`: its tracer lets bubblewrap start the tool) or ended at
+        its gate (False: the tracer kills it, the tool never started); nothing for any other run."""
+        gate, self.gate = self.gate, None
+        if gate is None:
+            return
+        try:
+            if go:
+                os.write(gate, b"x")
+        except OSError:
+            pass  # its tracer is gone (the run was ended): it never starts
+        finally:
+            os.close(gate)
 
     def exited(self) -> bool:
         """Whether it has exited (not reaped: the spawner keeps it until `wait`)."""
@@ -369,6 +389,7 @@ class Child:
         return self.returncode
 
     def _close_pidfd(self) -> None:
+        self.release(go=False)  # reaped, or lost: a gate never opened is closed (its run is ended)
         if self.pidfd is not None:
             os.close(self.pidfd)
             self.pidfd = None
@@ -389,10 +410,19 @@ class Trace:
     record: str
     max_records: int
     groups: tuple[str, ...] = ()
+    limits: tuple[tuple[int, int], ...] = ()  # (resource, value): set on bubblewrap's child before it is let go
+    held: bool = False  # started ahead: let go only once the build says so (`Child.release`)
+
+    @property
+    def binding(self) -> bool:
+        """Whether the run may start only through the tracer: it sets its caps, moves it into its
+        control groups or holds it until its turn (started another way, none of that would happen)."""
+        return bool(self.limits or self.groups or self.held)
 
     def request(self) -> dict[str, Any]:
         return {"module": self.module, "filter": self.program.hex(), "at": self.at, "execs": self.execs,
-                "record": self.record, "max": self.max_records, "groups": list(self.groups)}
+                "record": self.record, "max": self.max_records, "groups": list(self.groups),
+                "limits": [list(pair) for pair in self.limits], "held": self.held}
 
 
 def _sendable(argv: list[str], cwd: str, env: dict[str, str]) -> bool:
@@ -422,13 +452,15 @@ def start(argv: list[str], cwd: str, env: dict[str, str], piped: bool,
         stdin_r = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
     out_r, out_w = os.pipe2(os.O_CLOEXEC)
     err_r, err_w = os.pipe2(os.O_CLOEXEC)
+    gate_r, gate_w = os.pipe2(os.O_CLOEXEC) if trace is not None and trace.held else (None, None)
+    theirs = [stdin_r, out_w, err_w, *([gate_r] if gate_r is not None else [])]
     try:
-        answer = owner.ask(request, [stdin_r, out_w, err_w])
+        answer = owner.ask(request, theirs)
     finally:
-        for fd in (stdin_r, out_w, err_w):
+        for fd in theirs:
             os.close(fd)
     if answer is None or "pid" not in answer:
-        for left in (stdin_w, out_r, err_r):
+        for left in (stdin_w, out_r, err_r, gate_w):
             if left is not None:
                 os.close(left)
         if answer is None:
@@ -439,4 +471,6 @@ def start(argv: list[str], cwd: str, env: dict[str, str], piped: bool,
             return ValueError(answer["invalid"])
         number, text, filename = answer["error"]
         return OSError(number, text, filename)
-    return Child(owner, int(answer["pid"]), stdin_w, out_r, err_r, argv)
+    child = Child(owner, int(answer["pid"]), stdin_w, out_r, err_r, argv)
+    child.gate = gate_w
+    return child

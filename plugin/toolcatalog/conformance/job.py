@@ -112,7 +112,7 @@ class Context:
             return
         launch = sandbox_mod.prepare(facts, list(start.argv), cwd=Path(start.cwd), env=dict(start.env), workspace=self.workspace,
                                      network=start.network, hidden=list(self.unseen), roots=self.roots, gated=True)
-        if launch.refusal or not launch.gate:
+        if launch.refusal or not (launch.gate or launch.held):
             launch.close()
             return
         try:
@@ -169,7 +169,7 @@ class Context:
             with launch:
                 result = begun.finish(launch.gate + (stdin or b""), timeout_s=timeout_s, max_stdout=cap, meanwhile=_meanwhile_now())
                 observed = launch.observe() if result.error is None else None
-                hit = launch.caps_hit()
+                hit = _caps_hit(launch, result)
             result.argv = list(argv)
             _say_limit(result, facts, hit, launch.stopped)
             return Spawned(result, launch.mechanism if result.error is None else None, observed)
@@ -181,7 +181,7 @@ class Context:
             result = run_process(launch.argv, cwd=launch.cwd, stdin=stdin, timeout_s=timeout_s, env=launch.env, max_stdout=cap,
                                  helper=True, trace=launch.tracing)
             observed = launch.observe() if result.error is None else None
-            hit = launch.caps_hit()
+            hit = _caps_hit(launch, result)
         result.argv = list(argv)
         _say_limit(result, facts, hit, launch.stopped)
         return Spawned(result, launch.mechanism if result.error is None else None, observed)
@@ -203,6 +203,12 @@ class Context:
         if tool_timeout_ms:
             timeout = min(timeout, tool_timeout_ms / 1000.0)
         return max(timeout, 0.05)
+
+
+def _caps_hit(launch: sandbox_mod.Launch, result: ProcessResult) -> list[str]:
+    """The caps the run's control groups say it reached, read only where they can matter: a run
+    that exited 0 (or never started) is said to have hit none (limits.reason)."""
+    return launch.caps_hit() if result.exit_code not in (None, 0) else []
 
 
 def _drop(item: tuple[sandbox_mod.Launch, Started]) -> None:

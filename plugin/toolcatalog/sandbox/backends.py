@@ -3,9 +3,10 @@
 A `Backend` is what `Facts.mechanism` names. Its three functions:
 
 - `probe(mode) -> Attempt`: whether it works on this machine, by really starting it (`probe.py`);
-- `prepare(facts, command, cwd, env, ws, root, visible, network, log, hidden, allowed, gated=False) -> Launch`:
+- `prepare(facts, command, cwd, env, ws, root, visible, network, log, hidden, allowed, gated=False, own=False) -> Launch`:
   one run's command line and throwaway folders, once the common part is done (`launch.py`; `gated`:
-  it may wait behind `Launch.gate` where the backend can do that, else it is ignored);
+  it may wait behind a gate, `Launch.held` or `Launch.gate`, where the backend can do that, else it
+  is ignored; `own`: our tracer watches it, which can set its caps and hold it at its gate);
 - `describe(facts, network) -> str`: the one line pages and the catalog show for a run's profile.
 
 `BACKENDS` is the order they are tried in (best first); `OFF` is the absence of a sandbox

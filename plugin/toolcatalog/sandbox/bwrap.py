@@ -15,6 +15,7 @@ Variants (the probe picks the first that works on this machine):
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -32,6 +33,12 @@ def namespaces(variant: str, network: bool) -> list[str]:
 
 
 def system_binds() -> list[str]:
+    """The system folders, read-only, and the `/etc` view: the same for every run of a build."""
+    return list(_system_binds(layout.etc_view()))
+
+
+@functools.lru_cache(maxsize=4)
+def _system_binds(etc: str) -> tuple[str, ...]:
     out: list[str] = []
     for folder in layout.SYSTEM:
         if os.path.isdir(folder):
@@ -42,7 +49,7 @@ def system_binds() -> list[str]:
             out += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             out += ["--ro-bind", path, path]
-    return [*out, "--ro-bind", layout.etc_view(), "/etc"]
+    return (*out, "--ro-bind", etc, "/etc")
 
 
 def proc_and_dev(variant: str) -> list[str]:

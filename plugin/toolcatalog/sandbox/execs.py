@@ -121,11 +121,32 @@ def allowed(patterns: list[str], path: str) -> list[str]:
 def own_start(command: list[str], path: str) -> tuple[list[str], list[str]] | None:
     """The files the tool's own command executes to start, and those an execve of it names (see
     own); None when that is not knowable before the run: a version manager's shim (a `shims`
-    folder) runs helper programs before it becomes the program, and which ones depends on the machine."""
+    folder) runs helper programs before it becomes the program, and which ones depends on the machine.
+    Every run of a tool asks the same: kept per program and PATH while its first file is unchanged
+    (the same file, size and modification time), so a run reads no `#!` line or ELF header again."""
+    key = (command[0], path)
+    kept = _OWN.get(key)
+    if kept is not None and kept[0] is not None and _signature(kept[0][0]) == kept[1]:
+        return None if kept[2] is None else (list(kept[2][0]), list(kept[2][1]))
     chain, entries = own(command, path)
-    if not chain or os.path.basename(os.path.dirname(chain[0])) == "shims":
+    found = None if not chain or os.path.basename(os.path.dirname(chain[0])) == "shims" else (chain, entries)
+    signature = _signature(chain[0]) if chain else None
+    if signature is not None and len(_OWN) < _MAX_KEPT:
+        _OWN[key] = (chain, signature, None if found is None else (tuple(chain), tuple(entries)))
+    return None if found is None else (list(chain), list(entries))
+
+
+_OWN: dict[tuple[str, str], tuple[list[str] | None, tuple[int, int, int, int] | None,
+                                  tuple[tuple[str, ...], tuple[str, ...]] | None]] = {}
+_MAX_KEPT = 4096
+
+
+def _signature(path: str) -> tuple[int, int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
         return None
-    return chain, entries
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
 
 
 def limit(facts: Facts, command: list[str], path: str, start: tuple[list[str], list[str]] | None,

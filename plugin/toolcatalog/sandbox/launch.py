@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import spawner
+from .. import shellenv, spawner
 from ..observed import ELSEWHERE, SCRATCH, WORKSPACE, Connection, FileChange, Observed
 from . import backends, bwrap, cgroup, execs, landlock_launcher, layout, limits, nofollow, runfolders, trace, tree, view
 from .probe import OWN_TRACER, Facts, launcher_argv, tracer_trace
@@ -61,7 +61,9 @@ class Launch:
     command: list[str] = field(default_factory=list)  # the tool's own command, as given
     own: list[str] | None = None  # the files an execve of its own start names (None: not known, see execs.own_start)
     exec_limit: str = ""  # "enforced" when only the allowed programs can be executed, else why not ("": no limit)
-    gate: bytes = b""  # started ahead of its turn (`prepare(gated=True)`): the tool starts once this is written to its stdin
+    gate: bytes = b""  # started ahead of its turn (`prepare(gated=True)`) behind a shell: the tool starts once this is written to its stdin
+    held: bool = False  # started ahead of its turn behind our tracer's gate: the tool starts once `Started.finish` lets it go
+    rlimits: tuple[tuple[int, int], ...] = ()  # the caps our tracer sets before bubblewrap starts the tool (limits.rlimits)
     record: Path | None = None  # our own tracer's record (ptracer.py), when it watches the run
     tracing: spawner.Trace | None = None  # how the spawner starts and traces it (with `record`); None: no own tracer
     stopped: str = ""  # after `observe`: why the tracer ended a process of the tool ("" when it did not)
@@ -270,8 +272,9 @@ def prepare(
     run sees besides its working folder (see view.py); `programs`: the only programs it may start
     besides its own command (`exec.allow`; None: any). When `Launch.refusal` is set, do not start it.
     `gated`: the run may be started ahead of its turn, its sandbox set up while another run goes on;
-    where that can be done (bubblewrap, and a shell that keeps the environment) `Launch.gate` is the
-    line to write to its stdin before its input, and the tool itself starts only once it is read.
+    where that can be done (bubblewrap) it waits behind a gate and the tool itself starts only once
+    the gate opens: `Launch.held`, our tracer's (`Started.finish` opens it), else `Launch.gate`, the
+    line to write to its stdin before its input, which a shell reads (where one keeps the environment).
     `ours`: the build starts the run (`process.run_process(..., trace=launch.tracing)`), so our own
     tracer may watch it; False for a process something else starts (strace then, where it works)."""
     assert facts.mechanism is not None
@@ -315,7 +318,7 @@ def _prepare(facts: Facts, command: list[str], root: Path, here: str, env: dict[
     own_start = execs.own_start(command, env.get("PATH", ""))
     limit, allowed = execs.limit(facts, command, env.get("PATH", ""), own_start, programs)
     start = backends.resolve(backends.get(facts.mechanism).prepare)  # the backend's own part (backends.py)
-    launch: Launch = start(facts, command, here, env, ws, root, visible, network, log, hidden, allowed, gated=gated)
+    launch: Launch = start(facts, command, here, env, ws, root, visible, network, log, hidden, allowed, gated=gated, own=own)
     launch.roots, launch.refusal = outside, refusal
     launch.command, launch.own, launch.exec_limit = list(command), own_start[1] if own_start else None, limit
     _enter_group(launch, facts, shell=not own)
@@ -324,7 +327,7 @@ def _prepare(facts: Facts, command: list[str], root: Path, here: str, env: dict[
         # and it moves bubblewrap's child into the run's groups itself (no shell before bubblewrap).
         launch.record = root / "trace.json"
         groups = tuple(launch.group.folders.values()) if launch.group is not None else ()
-        launch.tracing = tracer_trace(launch.record, 0, launch.launcher_execs - 1, groups)
+        launch.tracing = tracer_trace(launch.record, 0, launch.launcher_execs - 1, groups, launch.rlimits, launch.held)
     for area in launch.areas:
         area.before, area.cut = tree.picture(area.host, hash_files=area.hash_files)
     return launch
@@ -332,7 +335,7 @@ def _prepare(facts: Facts, command: list[str], root: Path, here: str, env: dict[
 
 def start_landlock(facts: Facts, command: list[str], here: str, env: dict[str, str], ws: str, root: Path,
                    visible: list[str], network: bool, log: Path | None, hidden: list[str], allowed: list[str] | None,
-                   gated: bool = False) -> Launch:
+                   gated: bool = False, own: bool = False) -> Launch:
     """The Landlock backend's part of `prepare`: prlimit inside the launcher (never gated: it starts in its turn)."""
     limited = limits.wrap(command, facts.caps, facts.limiter, facts.nproc)
     if allowed is not None and limited is not command:
@@ -344,16 +347,35 @@ def start_landlock(facts: Facts, command: list[str], here: str, env: dict[str, s
 
 def start_bubblewrap(facts: Facts, command: list[str], here: str, env: dict[str, str], ws: str, root: Path,
                      visible: list[str], network: bool, log: Path | None, hidden: list[str], allowed: list[str] | None,
-                     gated: bool = False) -> Launch:
-    """The bubblewrap backend's part of `prepare`: the exec limiter and the caps (dash's `ulimit`,
-    else prlimit: `limits.shell_wrap`) inside bubblewrap."""
+                     gated: bool = False, own: bool = False) -> Launch:
+    """The bubblewrap backend's part of `prepare`: the exec limiter inside bubblewrap, and the caps:
+    set by our tracer (`own`: `_held`), else by dash's `ulimit` or prlimit (`limits.shell_wrap`)
+    inside bubblewrap."""
     inner = execs.limited(command, allowed) if allowed is not None else command
     tool_env = layout.scratch_env(env)
+    if own:
+        return _held(facts, inner, here, env, ws, root, visible, network, hidden, gated, tool_env, inner is not command)
     gated = gated and limits.gate_possible(tool_env)
     limited = limits.shell_wrap(inner, facts.caps, facts.limiter, facts.nproc, tool_env, limits.shell(), gated)
     launch = _bubblewrap(facts, limited, here, env, ws, root, visible, network, log, hidden)
     launch.gate = limits.GATE if gated else b""
     launch.launcher_execs += (inner is not command) + (limited is not inner)  # the exec limiter's and the caps' (dash or prlimit) own starts
+    return launch
+
+
+def _held(facts: Facts, command: list[str], here: str, env: dict[str, str], ws: str, root: Path, visible: list[str],
+          network: bool, hidden: list[str], gated: bool, tool_env: dict[str, str], limited: bool) -> Launch:
+    """bubblewrap starting the tool itself, traced by ours: the caps set by the tracer with
+    prlimit(2) before bubblewrap's child is let go, and a run started ahead held there until its
+    turn (no shell in front of the tool, no gate line on its stdin). Where dash would have stood in
+    front of the tool (`shell_wrap`: a gate, or caps, and an environment it keeps) the tool gets its
+    environment in the order dash handed it on, PWD included, as before (`shellenv.dash_order`)."""
+    launch = _bubblewrap(facts, command, here, env, ws, root, visible, network, None, hidden)
+    launch.rlimits = limits.rlimits(facts.caps, facts.limiter, facts.nproc)
+    launch.held = gated
+    if limits.shell() is not None and shellenv.kept(tool_env) and (gated or launch.rlimits):
+        launch.env = shellenv.dash_order({**launch.env, "PWD": here})  # bubblewrap sets PWD in place
+    launch.launcher_execs += limited  # the exec limiter's own start
     return launch
 
 

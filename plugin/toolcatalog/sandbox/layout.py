@@ -203,7 +203,13 @@ def program_folders(workspace: str) -> list[str]:
     start: the build's own Python installation (speccify runs `.py` files with it), when it lies
     outside the system folders. Nothing else: a program installed elsewhere on the host (a PATH
     entry in the home folder, a version manager's shims) is not shown, and a run that needs it fails
-    with the reason (`unseen_program`), rather than the view growing to fit it."""
+    with the reason (`unseen_program`), rather than the view growing to fit it. The same for every
+    run of a build: worked out once per workspace and home folder (`_safe` reads HOME)."""
+    return list(_program_folders(workspace, os.environ.get("HOME")))
+
+
+@functools.lru_cache(maxsize=16)
+def _program_folders(workspace: str, _home: str | None) -> tuple[str, ...]:
     out: list[str] = []
     for folder in interpreter_folders():
         if system_folder(folder) or system_folder(os.path.realpath(folder)) or not _safe(folder, workspace):
@@ -212,7 +218,7 @@ def program_folders(workspace: str) -> list[str]:
             out.append(folder)
     # Outer folders first, and no folder inside another listed one.
     out.sort(key=len)
-    return [f for i, f in enumerate(out) if not any(_below(f, g) for g in out[:i])]
+    return tuple(f for i, f in enumerate(out) if not any(_below(f, g) for g in out[:i]))
 
 
 def sandbox_path(path_var: str, workspace: str) -> str:

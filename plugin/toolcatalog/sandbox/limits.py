@@ -1,10 +1,12 @@
 """Per-run resource caps: memory, processes, and the size of each file a run writes.
 
-They are set inside the sandbox, right before the tool starts, by dash's `ulimit` inside
-bubblewrap (`shell_wrap`: two file opens where prlimit makes thirty, every one a stop under strace)
-or util-linux `prlimit` (under Landlock, where dash is missing, or where the tool's environment has
-a variable the shell would change), soft and hard limit alike (the tool has no capability to raise
-them again), and inherited by everything the tool starts:
+They are set before the tool starts, soft and hard limit alike (the tool has no capability to raise
+them again), and inherited by everything the tool starts: under bubblewrap with our own tracer, by
+the tracer with `prlimit(2)` on bubblewrap's process in the sandbox while it waits at its block
+descriptor, before it starts the tool (`rlimits`: no process of its own, ptracer.py); otherwise
+inside the sandbox, by dash's `ulimit` inside bubblewrap (`shell_wrap`: two file opens where
+prlimit makes thirty, every one a stop under strace) or util-linux `prlimit` (under Landlock, where
+dash is missing, or where the tool's environment has a variable the shell would change):
 
 - memory: `RLIMIT_DATA`, the heap and private writable mappings of each process (not its reserved
   but unused address space, which runtimes such as V8 or Go reserve by the gigabyte); and, where a
@@ -74,6 +76,27 @@ def wrap(command: list[str], limits: Limits, program: str | None, nproc: str) ->
     if not options or program is None:
         return command
     return [program, *options, "--", *command]
+
+
+RLIMIT_FSIZE, RLIMIT_DATA, RLIMIT_NPROC_NUMBER = 1, 2, 6  # Linux's resource numbers (our tracer is Linux's only)
+
+
+def rlimits(limits: Limits, program: str | None, nproc: str) -> tuple[tuple[int, int], ...]:
+    """`wrap`'s caps as (resource, value) pairs for `prlimit(2)` on bubblewrap's process in the
+    sandbox, before it starts the tool (ptracer.py): the same values, soft and hard alike, and only
+    where `wrap` would set them (`describe` says so). That process is bubblewrap's init in the PID
+    namespace, which counts toward RLIMIT_NPROC as it did when dash set the cap after init's fork, so
+    the tool's own first process is let start at a cap of 1 as then (init's fork needs room for 2)."""
+    if program is None:
+        return ()
+    caps: list[tuple[int, int]] = []
+    if limits.memory_mb:
+        caps.append((RLIMIT_DATA, limits.memory_mb * MIB))
+    if limits.file_mb:
+        caps.append((RLIMIT_FSIZE, limits.file_mb * MIB))
+    if limits.processes and nproc == RLIMIT:
+        caps.append((RLIMIT_NPROC_NUMBER, max(limits.processes, 2)))
+    return tuple(caps)
 
 
 @functools.lru_cache(maxsize=1)

@@ -18,6 +18,7 @@ the MCP SDK starts); else nothing (`Facts.untraced` says why).
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import select
@@ -300,14 +301,20 @@ def _traced(chosen: Facts, startup: list[str], own_why: str = "") -> Facts:
     return _with(chosen, untraced=f"{own_why}; {why}" if own_why else why)
 
 
-def tracer_trace(record: Path, at: int, execs: int, groups: tuple[str, ...] = ()) -> spawner.Trace:
+def tracer_trace(record: Path, at: int, execs: int, groups: tuple[str, ...] = (), rlimits: tuple[tuple[int, int], ...] = (),
+                 held: bool = False) -> spawner.Trace:
     """What the spawner needs to trace a bubblewrap run (`argv[at]` is bubblewrap) into `record`
-    (at most `trace.MAX_RECORDS` entries, read at each run); `groups`: the run's control groups."""
-    return spawner.Trace(str(Path(ptracer.__file__).resolve()), _filter(), at, execs, str(record), trace.MAX_RECORDS,
-                         groups)
+    (at most `trace.MAX_RECORDS` entries, read at each run); `groups`: the run's control groups;
+    `rlimits`: its caps (limits.rlimits); `held`: started ahead, let go in its turn."""
+    return spawner.Trace(_module(), _filter(), at, execs, str(record), trace.MAX_RECORDS, groups, rlimits, held)
 
 
 _FILTER: list[bytes] = []
+
+
+@functools.lru_cache(maxsize=1)
+def _module() -> str:
+    return str(Path(ptracer.__file__).resolve())
 
 
 def _filter() -> bytes:

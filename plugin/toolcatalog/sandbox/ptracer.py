@@ -12,7 +12,10 @@ of the package, only the standard library. One `Tracer` per run, on a thread of 
 * The tracer thread reads the child's pid and `PTRACE_SEIZE`s it with `TRACESECCOMP | TRACEFORK |
   TRACEVFORK | TRACECLONE | TRACEEXEC | EXITKILL | TRACESYSGOOD`, moves it into the run's control
   groups (cgroup.py: no shell enters them first, and bubblewrap's outer process stays outside,
-  where it costs the caps nothing), then lets it go on. From there every
+  where it costs the caps nothing), sets the run's caps on it with `prlimit(2)` (limits.rlimits:
+  no shell sets them inside), waits, for a run started ahead of its turn, until the build lets it
+  go (a byte on the run's gate; an end of file or the child's end instead ends the run), then lets
+  it go on. From there every
   process of the sandbox is traced from its first instruction (the command's process is a fork of
   the seized one; a fork's child is attached before it runs). bubblewrap's setup was over before the
   seize and its outer process is never traced, so neither stops; the command's read-only opens never
@@ -46,6 +49,8 @@ import ctypes
 import errno
 import os
 import re
+import resource
+import select
 import signal
 import socket
 import struct
@@ -97,6 +102,7 @@ FOREIGN = ("stopped: it made a 32-bit (i386) or x32 system call, which the sandb
            "such programs do not run traced")
 # The kernel's restart codes, which a call interrupted by a signal shows at its exit stop.
 ENTER_FAILED = "cannot enter the control group of the run"
+LIMIT_FAILED = "cannot set the resource caps of the run"
 RESTART = {512: "ERESTARTSYS", 513: "ERESTARTNOINTR", 514: "ERESTARTNOHAND", 516: "ERESTART_RESTARTBLOCK"}
 
 PTRACE_CONT, PTRACE_GETREGS, PTRACE_SYSCALL = 7, 12, 24
@@ -427,10 +433,14 @@ class Tracer:
 
     # -- the start
 
-    def attach(self, info_fd: int, block_fd: int, leader: int, groups: tuple[str, ...] | list[str] = ()) -> bool:
+    def attach(self, info_fd: int, block_fd: int, leader: int, groups: tuple[str, ...] | list[str] = (),
+               limits: tuple[tuple[int, int], ...] | list[list[int]] = (), gate: int | None = None) -> bool:
         """Read bubblewrap's child from `info_fd`, seize it, move it into the run's control groups
-        (`groups`: their folders), let it go on (`block_fd`). False (the run killed, never let go
-        untraced or outside its groups) when it cannot be seized or moved."""
+        (`groups`: their folders), set its caps (`limits`: (resource, value) pairs, soft and hard
+        alike, which the tool inherits), wait for the build's word when the run was started ahead
+        (`gate`: `_let_go`), let it go on (`block_fd`). False (the run killed, never let go
+        untraced, outside its groups or uncapped) when it cannot be seized; when it cannot be moved
+        or capped, or the build ends it at the gate, it is killed too and its end still waited for."""
         try:
             child = _child_pid(info_fd)
             if child is None:
@@ -448,10 +458,20 @@ class Tracer:
                 self.stopped = ENTER_FAILED
                 _end_run(child, leader)
                 return True  # its end is still waited for
+            if not _limit(limits, child):
+                self.stopped = LIMIT_FAILED
+                _end_run(child, leader)
+                return True
+            if gate is not None and not _let_go(gate, child):
+                self.notes.append("ended at its gate: the build did not let it go")
+                _end_run(child, leader)
+                return True
             os.write(block_fd, b"x")
             return True
         finally:
             os.close(block_fd)
+            if gate is not None:
+                os.close(gate)
 
     # -- the loop
 
@@ -636,6 +656,35 @@ def _enter(groups: tuple[str, ...] | list[str], pid: int) -> bool:
     return True
 
 
+def _limit(limits: tuple[tuple[int, int], ...] | list[list[int]], pid: int) -> bool:
+    """`pid`'s caps set (each soft and hard alike: the tool cannot raise them again)."""
+    for number, value in limits:
+        try:
+            resource.prlimit(pid, number, (value, value))
+        except (OSError, ValueError):
+            return False
+    return True
+
+
+def _let_go(gate: int, child: int) -> bool:
+    """Whether the build lets a run started ahead go: a byte on `gate` when its turn comes; no, at
+    an end of file (the build ended the run, or is gone) or when `child` is gone (killed with its run)."""
+    try:
+        pidfd = os.pidfd_open(child)
+    except OSError:
+        return False
+    try:
+        poller = select.poll()
+        poller.register(gate, select.POLLIN)
+        poller.register(pidfd, select.POLLIN)
+        ready = dict(poller.poll())
+        return pidfd not in ready and os.read(gate, 1) == b"x"
+    except OSError:
+        return False
+    finally:
+        os.close(pidfd)
+
+
 def _end_run(child: int, leader: int) -> None:
     for target in (child, leader):
         _kill(target)
@@ -653,12 +702,13 @@ def _kill(pid: int) -> None:
 
 
 def trace_run(info_fd: int, block_fd: int, leader: int, launcher_execs: int, max_records: int,
-              groups: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
+              groups: tuple[str, ...] | list[str] = (), limits: tuple[tuple[int, int], ...] | list[list[int]] = (),
+              gate: int | None = None) -> dict[str, Any]:
     """The whole of one run's tracing, on the calling thread (which must stay alive until it
     returns: ptrace requests come from the tracer thread). Signals are blocked on it, so the
-    spawner's main thread gets them."""
+    spawner's main thread gets them. `groups`, `limits`, `gate`: see `Tracer.attach`."""
     signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
     tracer = Tracer(launcher_execs, max_records)
-    if tracer.attach(info_fd, block_fd, leader, groups):
+    if tracer.attach(info_fd, block_fd, leader, groups, limits, gate):
         tracer.loop()
     return tracer.record()
