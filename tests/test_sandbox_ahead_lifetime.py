@@ -48,7 +48,12 @@ def _state(ws: Path) -> tuple[list[int], list[int]]:
 @pytest.mark.parametrize("number", [signal.SIGKILL, signal.SIGTERM])
 def test_runs_waiting_behind_their_gates_at_jobs_equal_to_cpus_die_with_the_build(tmp_path: Path, number: int) -> None:
     ws = tmp_path / "ws"
-    speccify_tool(ws, "slow", [(f"case {i}", {"x": i}, {"ok": True}) for i in range(4)], files={f"{PLATFORM}.py": SLOW_PY})
+    # four tools of one case each, not one tool of four: runs of one program in one folder are one
+    # start (`Start`), so the second worker could take the run the first started ahead for a later
+    # task (on a loaded machine it did, and one gate stayed empty); distinct programs keep every
+    # run started ahead its own task's
+    for i in range(4):
+        speccify_tool(ws, f"slow{i}", [("case", {"x": i}, {"ok": True})], files={f"{PLATFORM}.py": SLOW_PY})
     build = subprocess.Popen(
         [sys.executable, "-m", "toolcatalog.cli", "check", str(ws), "--no-cache", "--timeout", "300", "--jobs", "2"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
