@@ -32,11 +32,13 @@ import ctypes
 import gc
 import os
 import sys
-import tempfile
 import time
 from typing import Any
 
 from mkdocs.plugins import CombinedEvent, event_priority
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # MkDocs loads a hook by its path alone
+import rss_hook  # noqa: E402 (bench/rss_hook.py: the allocators' totals)
 
 _START = time.perf_counter()
 _POINTS = set(filter(None, os.environ.get("ARENA_CENSUS", "").split(",")))
@@ -47,54 +49,21 @@ _BEFORE: set[int] = set()  # arena indexes in use before on_files
 _PAGES = [0]
 
 
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in
-                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
-
-
 def _glibc() -> str:
-    try:
-        function = ctypes.CDLL(None).mallinfo2
-    except (OSError, AttributeError):
-        return ""
-    function.restype = _MallInfo2
-    info = function()
+    info = rss_hook._mallinfo2()  # noqa: SLF001 - the same reading as rss_hook.py's
     mb = 2 ** 20
-    return f" heap {info.uordblks / mb:5.1f} free {info.fordblks / mb:5.1f} mapped {info.hblkhd / mb:5.1f}"
+    return f" heap {info.uordblks / mb:5.1f} free {info.fordblks / mb:5.1f} mapped {info.hblkhd / mb:5.1f}" if info is not None else ""
 
 
 def _pymalloc() -> str:
-    saved = os.dup(2)
-    with tempfile.TemporaryFile("w+") as out:
-        sys.stderr.flush()
-        os.dup2(out.fileno(), 2)
-        try:
-            sys._debugmallocstats()
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        out.seek(0)
-        text = out.read()
-    found: dict[str, int] = {}
-    for line in text.splitlines():
-        name, sep, value = line.rpartition("=")
-        if sep:
-            try:
-                found[name.strip().lstrip("# ").strip()] = int(value.strip().replace(",", ""))
-            except ValueError:
-                pass
+    found = rss_hook._pymalloc()  # noqa: SLF001
     mb = 2 ** 20
     return (f" | arenas {found.get('arenas allocated current', 0):4d} objects {found.get('bytes in allocated blocks', 0) / mb:5.1f}"
             f" free blocks {found.get('bytes in available blocks', 0) / mb:5.1f} MB")
 
 
 def _status(label: str) -> None:
-    values = {}
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith(("VmRSS", "VmHWM")):
-                name, value = line.split(":")
-                values[name] = int(value.split()[0]) // 1024
+    values = rss_hook._vm()  # noqa: SLF001
     sys.stderr.write(f"ARENA {label:<38} rss={values.get('VmRSS', 0):4d} peak={values.get('VmHWM', 0):4d} MB"
                      f" t={time.perf_counter() - _START:6.1f}s{_glibc()}{_pymalloc()}\n")
 

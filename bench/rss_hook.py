@@ -78,13 +78,19 @@ def _allocators() -> str:
     return f"{glibc}  pymalloc arenas {arenas:4d} MB objects {used:5.1f} MB" if small else glibc
 
 
-def _status(label: str) -> None:
+def _vm() -> dict[str, int]:
+    """This process's VmRSS and VmHWM, in MB."""
     values = {}
     with open("/proc/self/status", encoding="ascii") as status:
         for line in status:
             if line.startswith(("VmRSS", "VmHWM")):
                 name, value = line.split(":")
                 values[name] = int(value.split()[0]) // 1024
+    return values
+
+
+def _status(label: str) -> None:
+    values = _vm()
     sys.stderr.write(f"RSS {label:<40} rss={values.get('VmRSS', 0):4d} MB  peak={values.get('VmHWM', 0):4d} MB"
                      f"  t={time.perf_counter() - _START:6.1f}s{_allocators() if _ALLOCATOR else ''}\n")
 

@@ -32,8 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
+import cpugroup  # bench/cpugroup.py (this script's folder is on the path)
+
 HERE = Path(__file__).resolve().parent
-CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 
 
 def child(args: argparse.Namespace) -> int:
@@ -74,15 +75,7 @@ def child(args: argparse.Namespace) -> int:
 
 
 def once(name: str, plugin: Path, mode: str, ws: Path, args: argparse.Namespace) -> dict[str, float]:
-    group = CPUACCT / f"toolcatalog-runs-{os.getpid()}-{time.monotonic_ns()}"
-    group.mkdir()
-    try:
-        procs = str(group / "cgroup.procs")
-
-        def enter() -> None:
-            with open(procs, "w") as stream:
-                stream.write(str(os.getpid()))
-
+    with cpugroup.cpu_group("toolcatalog-runs") as (group, enter):
         env = {**os.environ, "PYTHONPATH": str(plugin.resolve())}
         command = [sys.executable, __file__, "--child", "--group", str(group), "--workspace", str(ws), "--mode", mode,
                    "--runs", str(args.runs), "--warmup", str(args.warmup), "--stdin", args.stdin]
@@ -93,13 +86,6 @@ def once(name: str, plugin: Path, mode: str, ws: Path, args: argparse.Namespace)
         if found["failed"]:
             raise SystemExit(f"{name} {mode}: {found['failed']} runs failed")
         return found
-    finally:
-        for _ in range(100):
-            try:
-                group.rmdir()
-                break
-            except OSError:
-                time.sleep(0.05)
 
 
 def main(argv: list[str] | None = None) -> int:

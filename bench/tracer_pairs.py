@@ -26,36 +26,21 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import check  # noqa: E402
+import cpugroup  # noqa: E402
 import run as bench  # noqa: E402
 
-CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 
 
 def once(argv: list[str], cwd: Path, env: dict[str, str], expect: int) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the whole tree) of one check, which must pass every tool."""
-    group = CPUACCT / f"toolcatalog-pairs-{os.getpid()}-{time.monotonic_ns()}"
-    group.mkdir()
-    try:
-        procs = str(group / "cgroup.procs")
-
-        def enter() -> None:
-            with open(procs, "w") as stream:
-                stream.write(str(os.getpid()))
-
+    with cpugroup.cpu_group("toolcatalog-pairs") as (group, enter):
         started = time.perf_counter()
         done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, preexec_fn=enter)
         wall = time.perf_counter() - started
-        cpu = int((group / "cpuacct.usage").read_text()) / 1e9
+        cpu = cpugroup.cpu_seconds(group)
         mode = check.Mode("auto", 1, argv, cwd, expect)
         mode._verify(done.returncode, done.stdout + done.stderr)  # noqa: SLF001 - the same check as bench/check.py
         return wall, cpu
-    finally:
-        for _ in range(100):
-            try:
-                group.rmdir()
-                break
-            except OSError:
-                time.sleep(0.05)
 
 
 def main(argv: list[str] | None = None) -> int:
