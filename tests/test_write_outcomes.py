@@ -132,6 +132,9 @@ def test_a_site_shows_failed_and_unknown_writes_and_verifies(tmp_path: Path) -> 
     assert 'class="tc-change tc-change-failed" title="The call failed: nothing was written">failed</span>' in page
     assert '<small class="tc-change-error">(ENOENT)</small>' in page
     assert 'class="tc-change tc-change-unknown"' in page and "the call never returned: whether it wrote is unknown" in page
+    # The badges of the writes outside the working copy name each attempt for what it was.
+    assert f">failed to write {missing}</span>" in page and ">maybe wrote the workspace file fifos/pipe</span>" in page
+    assert ">blocked the workspace file OWNED.md</span>" in page
     observed = next(t for t in site_catalog(tmp_path)["tools"] if t["id"] == "writes")["sandbox"]["observed"]
     assert {f["change"] for f in observed["files"]} >= {"failed", "unknown", "blocked"}, observed
     result = toolcatalog("verify", str(site), cwd=tmp_path)
