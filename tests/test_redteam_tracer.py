@@ -331,7 +331,7 @@ def test_what_the_tracer_keeps_is_bounded_in_bytes_not_only_in_entries() -> None
         tracer.pending[7] = call
         tracer.result(7, -2)
     assert tracer.over and tracer.record()["lost"]
-    assert sum(len(p) for p, _ok in tracer.writes) <= ptracer.MAX_RECORD_BYTES
+    assert sum(len(p) + len(error) for p, _ok, error in tracer.writes) <= ptracer.MAX_RECORD_BYTES
 
 
 def test_the_call_of_a_leader_ended_by_a_threads_execve_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -357,7 +357,7 @@ def test_the_call_of_a_leader_ended_by_a_threads_execve_is_kept(monkeypatch: pyt
     tracer._seccomp(leader)  # its first traced call
     tracer.result(leader, 3)
     assert tracer.execs == [(leader, "/bin/sh")]
-    assert ("/dev/orphaned", False) in tracer.writes and ("/scratch/tmp/after", True) in tracer.writes, tracer.writes
+    assert ("/dev/orphaned", False, ptracer.UNFINISHED) in tracer.writes and ("/scratch/tmp/after", True, "") in tracer.writes, tracer.writes
 
 
 class _Counted(str):

@@ -233,12 +233,18 @@ def kind_of(tool: Tool) -> KindClaim:
 # -- effects -----------------------------------------------------------------------------------
 
 
+# How a write attempt that changed nothing, or may have, is named (the other changes by their name:
+# `created X`, `blocked X`).
+_ATTEMPTS = {"failed": "failed to write", "unknown": "maybe wrote"}
+
+
 def _named(change: FileChange) -> str:
+    what = _ATTEMPTS.get(change.change, change.change)
     if change.where == SCRATCH:
-        return f"{change.change} {home_path(change)} (in HOME: outside a sandbox it would persist)"
+        return f"{what} {home_path(change)} (in HOME: outside a sandbox it would persist)"
     if change.where == WORKSPACE:
-        return f"{change.change} the workspace file {change.path}"
-    return f"{change.change} {change.path}"
+        return f"{what} the workspace file {change.path}"
+    return f"{what} {change.path}"
 
 
 def in_home(change: FileChange) -> bool:

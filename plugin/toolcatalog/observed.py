@@ -15,7 +15,7 @@ ELSEWHERE = "elsewhere"  # anywhere else (/tmp, /etc, ...)
 SANDBOX_HOME = "/scratch/home"
 
 # How it changed (see `FileChange.change`)
-FILE_CHANGES = ("created", "changed", "deleted", "temporary", "blocked")
+FILE_CHANGES = ("created", "changed", "deleted", "temporary", "blocked", "failed", "unknown")
 
 
 @dataclass(slots=True)
@@ -23,17 +23,24 @@ class FileChange:
     """A file a sandboxed run wrote, or tried to write.
 
     `change`: `created`, `changed` or `deleted` (found by comparing the writable places before and
-    after the run), `temporary` (written and removed again during the run) or `blocked` (the write
-    was attempted where the sandbox allows none; nothing changed). In the sandbox every write lands
-    in a throwaway copy: none of them reached the real repository or machine.
+    after the run); from the system-call trace, for a write the comparison did not find:
+    `temporary` (written and removed again during the run), `blocked` (the sandbox refused it:
+    `EROFS`, `EACCES`, `EPERM`; nothing changed), `failed` (the call failed with another error,
+    `error`, such as `ENOENT`; nothing changed) or `unknown` (the call never returned: its process
+    ended in it, so whether it wrote is unknown). In the sandbox every write lands in a throwaway
+    copy: none of them reached the real repository or machine.
     """
 
     path: str  # absolute as the tool saw it; relative to the workspace root when `where` is WORKSPACE
     where: str  # SCRATCH | WORKSPACE | ELSEWHERE
     change: str  # one of FILE_CHANGES
+    error: str = ""  # `failed` only: the error's name (`ENOENT`), "" when the tracer gave none
 
     def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "where": self.where, "change": self.change}
+        out = {"path": self.path, "where": self.where, "change": self.change}
+        if self.error:
+            out["error"] = self.error
+        return out
 
 
 @dataclass(slots=True)
@@ -113,7 +120,7 @@ class Observed:
     def from_json(cls, data: dict[str, Any]) -> "Observed":
         return cls(
             traced=bool(data.get("traced", False)),
-            files=[FileChange(f["path"], f["where"], f["change"]) for f in data.get("files", [])],
+            files=[FileChange(f["path"], f["where"], f["change"], f.get("error", "")) for f in data.get("files", [])],
             connections=[Connection(c["address"], bool(c["allowed"]), bool(c.get("contained", False))) for c in data.get("connections", [])],
             programs=list(data.get("programs", [])),
             spawned=list(data.get("spawned", [])),

@@ -164,6 +164,8 @@ _FILE_WORDS = {
     "deleted": "deleted {}",
     "temporary": "wrote {} (gone when the run ended)",
     "blocked": "tried to write {} (blocked by the sandbox)",
+    "failed": "tried to write {} (the call failed{}; nothing was written)",  # {}: " with ENOENT"
+    "unknown": "tried to write {} (the call never returned: whether it wrote is unknown)",
 }
 
 
@@ -187,7 +189,7 @@ def _undeclared_files(rules: Declared, observed: Observed, workspace: str) -> li
         if change.where == ELSEWHERE and _covered(change.path, rules.paths):
             continue
         name = f"the workspace file {change.path}" if change.where == WORKSPACE else change.path
-        found.append(_FILE_WORDS[change.change].format(name))
+        found.append(_FILE_WORDS[change.change].format(name, f" with {change.error}" if change.error else ""))
     return found
 
 

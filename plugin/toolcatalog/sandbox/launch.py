@@ -96,13 +96,13 @@ class Launch:
             return layout.SCRATCH + path[len(self.scratch_host):]
         return path
 
-    def _change(self, inside: str, change: str) -> FileChange:
+    def _change(self, inside: str, change: str, error: str = "") -> FileChange:
         path = self._seen_as(inside)
         if path == layout.SCRATCH or path.startswith(layout.SCRATCH + "/"):
-            return FileChange(path, SCRATCH, change)
+            return FileChange(path, SCRATCH, change, error)
         if any(_below(path, root) for root in (self.workspace, *self.roots)):
-            return FileChange(os.path.relpath(path, self.workspace), WORKSPACE, change)
-        return FileChange(path, ELSEWHERE, change)
+            return FileChange(os.path.relpath(path, self.workspace), WORKSPACE, change, error)
+        return FileChange(path, ELSEWHERE, change, error)
 
     def observe(self) -> Observed:
         """What the run did, from the folders it could write and (when traced) its system calls."""
@@ -131,19 +131,23 @@ class Launch:
         return observed
 
     def _add_trace(self, observed: Observed, seen: trace.Seen, diffed: set[str]) -> None:
-        known = {(f.path, f.where) for f in observed.files}
+        # Each file once (found in constant time): the comparison's change, else the attempt that
+        # says the least (one that wrote over one that failed: never "nothing was written" for a
+        # file a later call wrote).
+        known: dict[tuple[str, str], int] = {(f.path, f.where): -1 for f in observed.files}
         ordered = sorted(diffed)  # what lies below a path follows it in order (a write per lookup, not per change)
         for write in seen.writes:
             path = write.path
             if layout.quiet_write(path) or path in diffed or tree.holds(ordered, path):
                 continue
-            # Written and left no trace in a writable place (or written in a private in-sandbox
-            # folder such as /dev/shm): temporary. Refused: blocked.
-            located = self._change(path, "temporary" if write.ok else "blocked")
-            if (located.path, located.where) in known:
-                continue
-            known.add((located.path, located.where))
-            observed.files.append(located)
+            located = self._change(path, *_attempt(write))
+            key = (located.path, located.where)
+            index = known.get(key)
+            if index is None:
+                known[key] = len(observed.files)
+                observed.files.append(located)
+            elif index >= 0 and _WEAKER.index(located.change) > _WEAKER.index(observed.files[index].change):
+                observed.files[index] = located
         kept = {(c.address, c.allowed, c.contained) for c in observed.connections}  # each once, found in constant time
         for address, error in seen.connections:
             if address.startswith("unix:/") and self._private(address[len("unix:"):]):
@@ -188,6 +192,26 @@ class Launch:
         # bubblewrap's /tmp is private, except for the host folders shown inside it (a workspace below /tmp).
         shown = (self.workspace, *self.roots)
         return self.mechanism == "bwrap" and _below(path, "/tmp") and not any(_below(path, folder) for folder in shown)
+
+
+# The errors that are the sandbox's refusal: a read-only mount (everything but the writable places),
+# Landlock's answer, a permission. Any other failure is the call's own (`ENOENT`: no such folder).
+REFUSED_WRITE = ("EROFS", "EACCES", "EPERM")
+# A traced write's changes, from the strongest claim to the weakest (`_add_trace` keeps the weakest).
+_WEAKER = ("failed", "blocked", "unknown", "temporary")
+
+
+def _attempt(write: trace.Write) -> tuple[str, str]:
+    """What a traced write the comparison did not find was, and the error it failed with: written and
+    left no trace in a writable place (or written in a private in-sandbox folder such as /dev/shm):
+    `temporary`; refused: `blocked`; failed otherwise: `failed`; its call never returned: `unknown`."""
+    if write.ok:
+        return "temporary", ""
+    if write.error == trace.UNFINISHED:
+        return "unknown", ""
+    if write.error in REFUSED_WRITE:
+        return "blocked", ""
+    return "failed", write.error
 
 
 # Removing a run's folder is slow on some filesystems (overlayfs: milliseconds per folder), and its

@@ -33,7 +33,7 @@ from typing import Callable
 from .. import spawner
 from . import backends, bwrap, landlock_launcher, limits, ptracer, seccomp, trace, view
 
-PROFILE_VERSION = 5  # bump when the profile changes what a tool can do or what is observed (5: what our tracer sees)
+PROFILE_VERSION = 6  # bump when the profile changes what a tool can do or what is observed (5: what our tracer sees; 6: a failed write is `blocked` only when refused)
 OWN_TRACER = "toolcatalog"  # our own tracer's name (ptracer.py), as profiles and the build log say it
 LAUNCHER = Path(landlock_launcher.__file__)
 

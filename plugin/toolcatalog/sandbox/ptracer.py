@@ -104,6 +104,7 @@ FOREIGN = ("stopped: it made a 32-bit (i386) or x32 system call, which the sandb
 ENTER_FAILED = "cannot enter the control group of the run"
 LIMIT_FAILED = "cannot set the resource caps of the run"
 RESTART = {512: "ERESTARTSYS", 513: "ERESTARTNOINTR", 514: "ERESTARTNOHAND", 516: "ERESTART_RESTARTBLOCK"}
+UNFINISHED = "?"  # a write's error when its call never returned (trace.Write.error)
 
 PTRACE_CONT, PTRACE_GETREGS, PTRACE_SYSCALL = 7, 12, 24
 PTRACE_GETEVENTMSG, PTRACE_SEIZE, PTRACE_LISTEN = 0x4201, 0x4206, 0x4208
@@ -115,8 +116,9 @@ WALL, WNOTHREAD = 0x40000000, 0x20000000
 STOP_SIGNALS = (signal.SIGSTOP, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
 _CHILD_PID = re.compile(rb'"child-pid"\s*:\s*(\d+)')
 MAX_INFO = 4096  # bytes of bubblewrap's --info-fd read at most
-# Characters of paths, programs and addresses a run's record keeps at most (a path is up to 4 KB,
-# a rename names two): the tracer's memory is the build's helper's, outside the run's memory cap.
+# Characters of paths, programs and addresses (and the names of writes' errors) a run's record keeps
+# at most (a path is up to 4 KB, a rename names two): the tracer's memory is the build's helper's,
+# outside the run's memory cap.
 MAX_RECORD_BYTES = 64 << 20
 MAX_NOTES = 20
 
@@ -416,7 +418,7 @@ class Tracer:
         self.refused: list[str] = []
         self.each_program: set[str] = set()  # `programs`, and
         self.each_refused: set[str] = set()  # `refused`, for lookups in constant time
-        self.writes: list[tuple[str, bool]] = []
+        self.writes: list[tuple[str, bool, str]] = []  # (path, ok, error: its name, "" or UNFINISHED as trace.Write says)
         self.connections: list[tuple[str, str]] = []
         self.pending: dict[int, Call] = {}
         self.alive: set[int] = set()
@@ -576,8 +578,10 @@ class Tracer:
                 self.refused.append(call.program)
         elif call.name in NETWORK:
             self._network(call, error)
-        elif self._room(len(call.writes), call.writes):
-            self.writes.extend((path, ok) for path in call.writes)
+        else:
+            failure = UNFINISHED if value is None else "" if error == "?" else error  # a number with no name: ""
+            if self._room(len(call.writes), [*call.writes, *(failure for _ in call.writes)]):  # the errors count too
+                self.writes.extend((path, ok, failure) for path in call.writes)
 
     def _network(self, call: Call, error: str) -> None:
         """trace._Parser._network's rules: a path socket counts only when reached."""
@@ -624,7 +628,7 @@ class Tracer:
         return {
             "started": self.started, "lost": not observed, "programs": self.programs, "spawned": spawned,
             "execs": [program for _pid, program in self.execs], "refused": self.refused,
-            "writes": [[path, ok] for path, ok in self.writes], "connections": [list(c) for c in self.connections],
+            "writes": [list(w) for w in self.writes], "connections": [list(c) for c in self.connections],
             "stopped": self.stopped, "stops": self.stops, "seccomp_stops": self.seccomp_stops, "notes": self.notes[:MAX_NOTES],
         }
 

@@ -21,7 +21,9 @@ launcher setting up, and is skipped):
 - every attempt to write a file: an open with a write flag, `creat`, `truncate`, `unlink`, `rename`,
   `mkdir`, `link`, `symlink`, `mknod`, `chmod`, `chown`, `utimensat`, `setxattr`, ... and their
   forms on a file descriptor (`fchmod`, `fchown`, `fsetxattr`, `fremovexattr`, `futimens`), with
-  its result (an attempt the sandbox refused is still an attempt),
+  its outcome (`Write`): it succeeded, it failed with a named error (an attempt the sandbox refused,
+  `EROFS`, is still an attempt; so is one that failed for another reason, `ENOENT`), or it never
+  returned (its process ended in the call, or the trace ended first: whether it wrote is unknown),
 - every network connection attempt (`connect`, `sendto`, `sendmsg`, `sendmmsg`, `bind` with an IP
   address or an abstract Unix socket name), and every Unix socket with a path that was reached
   (a successful `connect` or send: a socket on the host, or one the tool made itself, which the
@@ -57,6 +59,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import ptracer
 from .ptracer import normal
 
 # The calls strace stops on (the rest never reach it).
@@ -85,6 +88,7 @@ FD_WRITES = {"fchmod", "fchown", "fsetxattr", "fremovexattr"}
 # The second path argument is the one written (the first is what is linked to / renamed away).
 TARGET_IS_LAST = {"rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat"}
 MAX_LOG_BYTES = 256 << 20  # a log larger than this is read only this far (the run is then not observed)
+UNFINISHED = ptracer.UNFINISHED  # a write's `error` when its call never returned (`Write`)
 
 
 def find() -> str | None:
@@ -133,6 +137,19 @@ def wrap(strace: str, log: Path, argv: list[str], refuse_filters: bool = False) 
 class Write:
     path: str  # absolute, as the tool saw it
     ok: bool  # the call succeeded
+    # How it failed: its error's name (`EROFS`, `ENOENT`; "" when the tracer gave none), or
+    # UNFINISHED: the call never returned (its process ended in it, or the trace did first), so
+    # whether it wrote is unknown. "" when it succeeded.
+    error: str = ""
+
+
+_ERROR_NAME = re.compile(r"E[A-Z0-9_]{1,39}")
+
+
+def error_name(text: str) -> str:
+    """`text` when it is an error's name as the kernel's headers spell it (`ENOENT`, `ERESTARTSYS`),
+    else ""."""
+    return text if _ERROR_NAME.fullmatch(text) else ""
 
 
 @dataclass
@@ -245,6 +262,7 @@ class _Parser:
         self.execs: list[tuple[str, str]] = []  # (pid, program), in order
         self.last_cloner = ""  # the process whose clone() was seen last: the likely parent of a new one
         self.error = ""  # the error name of the call being read
+        self.failure = ""  # how the call being read failed, as `Write.error` says it
 
     def _resolve(self, pid: str, dirfd: str | None, path: str) -> str:
         if not path.startswith("/"):
@@ -292,6 +310,8 @@ class _Parser:
         name, args, ret, err, _text = call.groups()
         ok = err is None and ret != "?" and not ret.startswith("-")
         self.error = err or ""
+        # `= ?` alone: the process ended in the call (`= ? ERESTARTSYS`: a signal interrupted it).
+        self.failure = "" if ok else UNFINISHED if ret == "?" and err is None else error_name(self.error)
         if not self.seen.started:
             self.setup_pids.add(pid)
             if name in ("execve", "execveat") and ok:
@@ -317,6 +337,11 @@ class _Parser:
         self._call(pid, name, args, ok, ret)
 
     def finish(self) -> Seen:
+        # A call begun and never seen to end (the log stops first): kept, its outcome unknown.
+        for pid, body in list(self.pending.items()):
+            if pid not in self.superseded:
+                self.line(f"{pid} {body}) = ?")
+        self.pending.clear()
         # Programs started by child processes after the tool's own last `execve` (before it, they
         # belong to how the tool starts: a pyenv shim runs helpers before it becomes Python).
         last = max((i for i, (pid, _) in enumerate(self.execs) if pid == self.first_pid), default=-1)
@@ -398,11 +423,14 @@ class _Parser:
         if ok:
             self.fds.setdefault(pid, {})[ret] = path
         if any(flag in flags for flag in WRITE_FLAGS):
-            self.seen.writes.append(Write(path, ok=ok))
+            self._write(path, ok)
+
+    def _write(self, path: str, ok: bool) -> None:
+        self.seen.writes.append(Write(path, ok, self.failure))
 
     def _fd_write(self, pid: str, argv: list[str], ok: bool) -> None:
         if argv:
-            self.seen.writes.append(Write(self.fds.get(pid, {}).get(argv[0], f"<fd {argv[0]}>"), ok=ok))
+            self._write(self.fds.get(pid, {}).get(argv[0], f"<fd {argv[0]}>"), ok)
 
     def _path_write(self, pid: str, name: str, argv: list[str], ok: bool) -> None:
         strings = [(i, a) for i, a in enumerate(argv) if _STR.fullmatch(a)]
@@ -420,8 +448,8 @@ class _Parser:
             src_index, src_raw = strings[0]
             src_dirfd = argv[src_index - 1] if src_index > 0 and not _STR.fullmatch(argv[src_index - 1]) else None
             source = self._resolve(pid, src_dirfd, _unescape(_STR.fullmatch(src_raw).group(1)))  # type: ignore[union-attr]
-            self.seen.writes.append(Write(source, ok=ok))
-        self.seen.writes.append(Write(path, ok=ok))
+            self._write(source, ok)
+        self._write(path, ok)
 
 
 def parse(log: Path, launcher_execs: int, cwd: str, max_bytes: int = MAX_LOG_BYTES) -> Seen:
@@ -452,6 +480,16 @@ def _texts(value: object) -> list[str]:
     return [str(item) for item in value] if isinstance(value, list) else []
 
 
+def _recorded_write(entry: list[object]) -> Write:
+    """A write of our tracer's record: `[path, ok, error]` (`Write`'s fields). A record of two
+    (`[path, ok]`, as before the error was kept) says no more than that it failed: outcome unknown."""
+    ok = entry[1] is True
+    if ok:
+        return Write(str(entry[0]), True)
+    error = entry[2] if len(entry) == 3 and isinstance(entry[2], str) else UNFINISHED
+    return Write(str(entry[0]), False, error if error == UNFINISHED else error_name(error))
+
+
 def load_record(path: Path, max_records: int | None = None) -> Seen:
     """What our own tracer (ptracer.py, in the spawner) recorded for a run, in `path` (a file only
     the spawner writes, once the run is reaped): the same `Seen` `parse` reads from strace's log.
@@ -463,11 +501,11 @@ def load_record(path: Path, max_records: int | None = None) -> Seen:
         return Seen(lost=True)
     if not isinstance(record, dict):
         return Seen(lost=True)
-    writes = [w for w in record.get("writes", []) if isinstance(w, list) and len(w) == 2]
+    writes = [w for w in record.get("writes", []) if isinstance(w, list) and len(w) in (2, 3)]
     connections = [c for c in record.get("connections", []) if isinstance(c, list) and len(c) == 2]
     seen = Seen(started=record.get("started") is True, programs=_texts(record.get("programs")),
                 spawned=_texts(record.get("spawned")), execs=_texts(record.get("execs")),
-                refused=_texts(record.get("refused")), writes=[Write(str(p), ok is True) for p, ok in writes],
+                refused=_texts(record.get("refused")), writes=[_recorded_write(w) for w in writes],
                 connections=[(str(a), str(e)) for a, e in connections], lost=record.get("lost") is not False,
                 stopped=str(record.get("stopped") or ""))
     entries = len(seen.programs) + len(seen.execs) + len(seen.refused) + len(seen.writes) + len(seen.connections)
