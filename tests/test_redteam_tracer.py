@@ -7,6 +7,9 @@ must end observed with it (failed, caught) or not observed, never clean. The too
 workspace and one check (`attacks`), each test reads its own tool's run.
 
 - A system call number with bits set above the low 32: the kernel runs the low 32 bits.
+- A number no kernel runs (`syscall(-1)`, which programs probe with; past every table; above x32's):
+  ENOSYS, as the kernel answers, and the tool goes on (the filter took every number from x32's first
+  up for an x32 call, and the tracer ended the process). An x32 call itself still ends it.
 - A file written and removed in a folder whose name is not UTF-8, named relative to the working
   folder and through a descriptor (paths the tracer reads from `/proc`, not from the tool's memory):
   the run is judged (caught), not turned into an internal error by names no JSON can hold; and a
@@ -103,6 +106,28 @@ os.unlink("/tmp/after-high-pointer")
 print(json.dumps({"ok": failed == -14}), flush=True)
 """
 
+INVALID_NUMBERS = r"""
+import ctypes, json, sys
+json.load(sys.stdin)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def errno_of(number):
+    ctypes.set_errno(0)
+    return ctypes.get_errno() if libc.syscall(ctypes.c_long(number)) == -1 else 0
+# -1, past the x86-64 table, past x32's, the largest and the smallest int
+found = {hex(n & 0xFFFFFFFF): errno_of(n) for n in (-1, 1000, 0x40000000 + 0x10000, 0x7FFFFFFF, -0x80000000)}
+print(json.dumps(found), file=sys.stderr)
+print(json.dumps({"ok": set(found.values()) == {38}}), flush=True)  # ENOSYS, each
+"""
+
+X32_CALL = r"""
+import ctypes, json, sys
+json.load(sys.stdin)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+print(json.dumps({"pid": libc.syscall(ctypes.c_long(0x40000000 + 39))}), flush=True)  # getpid, as an x32 call
+"""
+
 VSOCK = r"""
 import json, socket, sys
 json.load(sys.stdin)
@@ -183,6 +208,8 @@ print(json.dumps({"ok": True}), flush=True)
 
 TOOLS = {
     "high-number": HIGH_NUMBER,
+    "invalid-numbers": INVALID_NUMBERS,
+    "x32-call": X32_CALL,
     "through-links": THROUGH_LINKS,
     "memfd-exec": MEMFD_EXEC,
     "openat2": OPENAT2,
@@ -220,6 +247,18 @@ def test_a_call_number_with_high_bits_is_decoded_as_the_kernel_runs_it(attacks: 
     assert run.actual == {"ok": True}, run  # the calls worked
     assert {("/dev/high-number", "temporary"), ("/tmp/high-number-dir", "temporary")} <= changes(run), run
     assert run.status.value == "failed" and tool_of(attacks, "high-number").sandbox.caught_mutating  # type: ignore[union-attr]
+
+
+def test_a_number_no_kernel_runs_gets_enosys_and_the_tool_goes_on(attacks: Catalog) -> None:
+    run = run_of(attacks, "invalid-numbers")
+    assert run.actual == {"ok": True} and run.status.value == "passed", run
+    assert run.observed is not None and not run.observed.incomplete, run
+
+
+def test_an_x32_call_still_ends_the_process_with_a_reason(attacks: Catalog) -> None:
+    run = run_of(attacks, "x32-call")
+    assert run.actual is None and run.status.value == "failed", run
+    assert "32-bit (i386) or x32 system call" in run.stderr, run
 
 
 @pytest.mark.parametrize("name, expected", [

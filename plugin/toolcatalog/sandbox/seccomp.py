@@ -20,6 +20,14 @@ where another thread can change them once the tracer has read them; the C librar
 `TRACE`, and its supervisor could let a call run unseen). A call of another architecture than
 x86-64 (`int 0x80`) or an x32 call number stops with `TAG_FOREIGN`, and the tracer ends the process
 with a reason (ptracer.FOREIGN): its calls have other numbers and registers.
+
+Which numbers are x32's: the kernel (seccomp too) reads the number as a 32-bit int; it runs one
+below its x86-64 table's end as that call, and one whose value less `__X32_SYSCALL_BIT` (0x40000000)
+is below x32's table's end as an x32 call (where the kernel has x32); any other number it answers
+with ENOSYS and runs nothing. x32's table ends at 548 (512-547 are its own calls; the rest share
+x86-64's numbers), so `X32_SPAN` numbers from the bit up, with room for more, are x32 calls; every
+number above them, and every negative one (`syscall(-1)`, which programs probe with), is refused
+with ENOSYS as the kernel would answer it, not taken for x32 (which would end the process).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from . import ptracer, trace
 
 AUDIT_ARCH_X86_64 = 0xC000003E
 X32_BIT = 0x40000000
+X32_SPAN = 1024  # numbers from X32_BIT up that a kernel with x32 may run as x32 calls (its table ends at 548)
 CLONE_UNTRACED = 0x00800000
 PR_SET_SECCOMP = 22
 RET_ERRNO, RET_TRACE, RET_ALLOW = 0x00050000, 0x7FF00000, 0x7FFF0000
@@ -78,10 +87,11 @@ def program() -> bytes:
     c = _Code()
     c.op(LD_ABS, 4)  # arch
     c.op(JEQ, AUDIT_ARCH_X86_64, None, "foreign")
-    c.op(LD_ABS, 0)  # nr
-    c.op(JGE, X32_BIT, "foreign", None)
-    for name in ALWAYS:
-        c.op(JEQ, ptracer.NR[name], "trace", None)
+    c.op(LD_ABS, 0)  # nr, compared unsigned: a negative number is above every other
+    c.op(JGE, X32_BIT, None, "x86-64")
+    c.op(JGE, X32_BIT + X32_SPAN, "enosys", "foreign")  # no call of any table, or an x32 call
+    for index, name in enumerate(ALWAYS):
+        c.op(JEQ, ptracer.NR[name], "trace", None, label="x86-64" if index == 0 else None)
     for name, target in DECIDED:
         c.op(JEQ, ptracer.NR[name], target, None)
     c.op(RET, RET_ALLOW)
