@@ -68,6 +68,7 @@ NR = {
     "fchmod": 91, "fchown": 93, "fsetxattr": 190, "fremovexattr": 199,
     "io_uring_setup": 425, "clone": 56, "clone3": 435, "seccomp": 317, "prctl": 157,
     "setxattrat": 463, "removexattrat": 466, "file_setattr": 469, "ioctl": 16,
+    "socket": 41,
 }
 NAME = {number: name for name, number in NR.items()}
 # Where each path-writing call's paths are: (dirfd argument or None, path argument); the written
@@ -98,6 +99,8 @@ WRITE_MASK = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | 0
 AT_FDCWD = -100
 AF_VSOCK = 40  # a VM socket: no network namespace holds it (it reaches the machine's host)
 TAG_FOREIGN = 1  # SECCOMP_RET_TRACE's data for a 32-bit or x32 call (seccomp.py)
+TAG_VSOCK = 2  # and for socket(AF_VSOCK), which the tracer refuses (`Tracer._refuse_vsock`)
+VSOCK_REFUSED = ("socket:vsock", "EACCES")  # how that refusal is kept: a connection the sandbox refused
 FOREIGN = ("stopped: it made a 32-bit (i386) or x32 system call, which the sandbox's tracer cannot follow; "
            "such programs do not run traced")
 # The kernel's restart codes, which a call interrupted by a signal shows at its exit stop.
@@ -106,7 +109,7 @@ LIMIT_FAILED = "cannot set the resource caps of the run"
 RESTART = {512: "ERESTARTSYS", 513: "ERESTARTNOINTR", 514: "ERESTARTNOHAND", 516: "ERESTART_RESTARTBLOCK"}
 UNFINISHED = "?"  # a write's error when its call never returned (trace.Write.error)
 
-PTRACE_CONT, PTRACE_GETREGS, PTRACE_SYSCALL = 7, 12, 24
+PTRACE_CONT, PTRACE_GETREGS, PTRACE_SETREGS, PTRACE_SYSCALL = 7, 12, 13, 24
 PTRACE_GETEVENTMSG, PTRACE_SEIZE, PTRACE_LISTEN = 0x4201, 0x4206, 0x4208
 O_TRACESYSGOOD, O_TRACEFORK, O_TRACEVFORK, O_TRACECLONE, O_TRACEEXEC = 0x1, 0x2, 0x4, 0x8, 0x10
 O_TRACESECCOMP, O_EXITKILL = 0x80, 0x100000
@@ -536,15 +539,33 @@ class Tracer:
         if pid in self.pending:  # a call whose exit never came (its end unreported): kept, outcome unknown
             self.result(pid, None)
         try:
-            if _event_message(pid) == TAG_FOREIGN:
+            tag = _event_message(pid)
+            if tag == TAG_FOREIGN:
                 self.stopped = FOREIGN
                 _kill(pid)
                 resume(PTRACE_CONT, pid)
+                return
+            if tag == TAG_VSOCK:
+                self._refuse_vsock(pid)
                 return
             self.pending[pid] = decode(pid)
         except ProcessLookupError:
             return
         resume(PTRACE_SYSCALL, pid)  # once: to the call's exit
+
+    def _refuse_vsock(self, pid: int) -> None:
+        """socket(AF_VSOCK), at its seccomp stop: skipped (the number -1, which the kernel runs as
+        nothing) with EACCES for its result, as the Landlock launcher refuses a family, and kept as a
+        connection the sandbox refused. A VM socket reaches the machine's host, which no network
+        namespace holds; the filter cannot both refuse it and stop for the tracer to see it."""
+        regs = Regs()
+        ptrace(PTRACE_GETREGS, pid, 0, ctypes.addressof(regs))
+        regs.orig_rax = (1 << 64) - 1
+        regs.rax = -errno.EACCES & ((1 << 64) - 1)
+        ptrace(PTRACE_SETREGS, pid, 0, ctypes.addressof(regs))
+        if self.started and self._room(1, VSOCK_REFUSED[:1]):
+            self.connections.append(VSOCK_REFUSED)
+        resume(PTRACE_CONT, pid)
 
     def _exit(self, pid: int) -> None:
         regs = Regs()

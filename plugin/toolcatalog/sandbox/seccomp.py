@@ -11,7 +11,10 @@ by bubblewrap right before it execs the command, so none of its own setup is fil
   `fchmodat2`, `setxattrat`, `removexattrat`, `file_setattr`), the descriptor writes of
   `trace.FD_WRITES` (`fchmod`, `fchown`, `fsetxattr`, `fremovexattr`) and the `ioctl` requests that
   change a file's flags (`ptracer.IOCTL_WRITES`: the filter tests the request);
-- `connect`, `bind`, `sendmsg`, `sendmmsg`, and `sendto` with an address.
+- `connect`, `bind`, `sendmsg`, `sendmmsg`, and `sendto` with an address;
+- `socket(AF_VSOCK)`, with `TAG_VSOCK`: the tracer refuses it (EACCES) and keeps it as a connection
+  the sandbox refused. A VM socket reaches the machine's host, and no network namespace holds it; a
+  refusal by the filter itself (`SECCOMP_RET_ERRNO`) would outrank the stop, and no one would know.
 
 It refuses what would hide a call from the tracer: `io_uring_setup` and `clone3` (ENOSYS: the C
 library falls back to `clone`), `openat2` (ENOSYS, as before Linux 5.6: its flags are in memory,
@@ -50,7 +53,7 @@ ALWAYS = ("execve", "execveat", "creat", "connect", "bind", "sendmsg", "sendmmsg
 # The calls whose arguments decide (each to its own label below), and the refused ones.
 DECIDED = (("open", "open"), ("openat", "openat"), ("sendto", "sendto"), ("clone", "clone"), ("prctl", "prctl"),
            ("ioctl", "ioctl"), ("clone3", "enosys"), ("io_uring_setup", "enosys"), ("openat2", "enosys"),
-           ("seccomp", "eperm"))
+           ("seccomp", "eperm"), ("socket", "socket"))
 
 assert set(ptracer.PATHS) == trace.PATH_WRITES | set(ptracer.NEWER)
 assert set(ptracer.FD_WRITES) == trace.FD_WRITES
@@ -107,6 +110,8 @@ def program() -> bytes:
     c.op(JSET, CLONE_UNTRACED, "eperm", "allow")
     c.op(LD_ABS, _arg(0), label="prctl")
     c.op(JEQ, PR_SET_SECCOMP, "eperm", "allow")
+    c.op(LD_ABS, _arg(0), label="socket")  # the family (an int)
+    c.op(JEQ, ptracer.AF_VSOCK, "vsock", "allow")
     c.op(LD_ABS, _arg(1), label="ioctl")  # the request (an unsigned int)
     for request in ptracer.IOCTL_WRITES:
         c.op(JEQ, request, "trace", None)
@@ -116,4 +121,5 @@ def program() -> bytes:
     c.op(RET, RET_ERRNO | errno.ENOSYS, label="enosys")
     c.op(RET, RET_ERRNO | errno.EPERM, label="eperm")
     c.op(RET, RET_TRACE | ptracer.TAG_FOREIGN, label="foreign")
+    c.op(RET, RET_TRACE | ptracer.TAG_VSOCK, label="vsock")
     return c.assemble()
