@@ -364,3 +364,50 @@ def test_a_held_run_starts_only_when_let_go_and_never_when_its_gate_closes(tmp_p
         code = _ended(child)
         seen = trace.load_record(record)
         assert (code == 0 and seen.started and not seen.lost) if go else (code != 0 and not seen.started), (go, code, seen)
+
+
+# Three datagrams in one sendmmsg, each to its own address (no listener: the run's own network
+# namespace has only its loopback, and each is sent all the same).
+SENDMMSG = r"""
+import ctypes, json, socket, struct, sys
+json.load(sys.stdin)
+class IoVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+class MsgHdr(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32), ("iov", ctypes.POINTER(IoVec)),
+                ("iovlen", ctypes.c_size_t), ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
+                ("flags", ctypes.c_int)]
+class MMsgHdr(ctypes.Structure):
+    _fields_ = [("hdr", MsgHdr), ("len", ctypes.c_uint)]
+sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+payload = ctypes.create_string_buffer(b"x", 1)
+vec = IoVec(ctypes.cast(payload, ctypes.c_void_p), 1)
+names = [ctypes.create_string_buffer(struct.pack("=H", socket.AF_INET) + struct.pack("!H", 9) + socket.inet_aton(f"127.0.0.{i}")
+                                     + bytes(8), 16) for i in (1, 2, 3)]
+messages = (MMsgHdr * 3)(*[MMsgHdr(MsgHdr(ctypes.cast(name, ctypes.c_void_p), 16, ctypes.pointer(vec), 1, None, 0, 0), 0)
+                           for name in names])
+sent = ctypes.CDLL(None, use_errno=True).sendmmsg(sock.fileno(), messages, 3, 0)
+print(json.dumps({"sent": sent}), flush=True)
+"""
+
+
+def test_each_message_of_a_sendmmsg_is_seen(tmp_path: Path, tracer: str) -> None:
+    speccify_tool(tmp_path, "batch", [("sends", {"a": 1}, {"sent": 3})], files={f"{PLATFORM}.py": SENDMMSG},
+                  effects="none; pure computation")
+    catalog, _ = run_check(tmp_path)
+    [run] = tool_of(catalog, "batch").examples[0].runs
+    assert run.actual == {"sent": 3}, run
+    assert run.observed is not None and not run.observed.incomplete, run
+    assert [c.address for c in run.observed.connections] == ["127.0.0.1:9", "127.0.0.2:9", "127.0.0.3:9"], run
+
+
+def test_strace_names_each_message_of_a_sendmmsg(tmp_path: Path) -> None:
+    """Of one that failed (the kernel returns an error only when it sent nothing), the first."""
+    message = ('{{msg_hdr={{msg_name={{sa_family=AF_INET, sin_port=htons(9), sin_addr=inet_addr("127.0.0.{0}")}}, msg_namelen=16, '
+               'msg_iov=[{{iov_base="x", iov_len=1}}], msg_iovlen=1, msg_controllen=0, msg_flags=0}}{1}}}')
+    log = tmp_path / "trace.log"
+    log.write_text('1 execve("/bin/tool", ["tool"], 0x7ffd /* 1 var */) = 0\n'
+                   f'1 sendmmsg(3, [{message.format(1, ", msg_len=1")}, {message.format(2, ", msg_len=1")}], 2, 0) = 2\n'
+                   f'1 sendmmsg(-5, [{message.format(3, "")}, {message.format(4, "")}], 2, 0) = -1 EBADF (Bad file descriptor)\n')
+    seen = trace.parse(log, launcher_execs=0, cwd="/")
+    assert seen.connections == [("127.0.0.1:9", ""), ("127.0.0.2:9", ""), ("127.0.0.3:9", "EBADF")]
