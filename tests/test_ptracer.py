@@ -15,7 +15,10 @@ import importlib
 import json
 import os
 import re
+import select
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -266,6 +269,58 @@ def test_a_tracer_reaps_neither_an_untraced_run_nor_another_runs_leader(tmp_path
         assert seen.started and not seen.lost and seen.programs == ["/bin/true"], seen
     assert _state(plain.pid) == "Z"  # not reaped by a tracer thread
     assert _ended(plain) == 7
+
+
+@needs_ours
+def test_a_reaped_runs_unfinished_tracer_holds_up_no_other_run(tmp_path: Path) -> None:
+    """The spawner waits for a reaped run's tracer to finish (to write its record) beside its one
+    request loop, not in it. The first run's tracer is held where it moves bubblewrap's child into
+    the run's control groups (FIFOs where `cgroup.procs` would be: the first is read, so the tracer
+    is seen there, the second is not yet); the run is killed and reaped, and a second run starts and
+    is reaped while that tracer is still held, its record not yet written. Before, the reap of the
+    first waited in the loop (up to 5 s) and every other run's start and reap behind it; past that
+    wait, the first had no record at all."""
+    groups = [tmp_path / "seen-group", tmp_path / "held-group"]
+    for group in groups:
+        group.mkdir()
+        os.mkfifo(group / "cgroup.procs")
+    seen_at = os.open(groups[0] / "cgroup.procs", os.O_RDONLY | os.O_NONBLOCK)
+    first_record = tmp_path / "first.json"
+    trace_of = probe.tracer_trace(first_record, 0, 0, tuple(str(group) for group in groups))
+    first = spawner.start(bwrap.probe_argv(FACTS.program, FACTS.variant), "/", {"PATH": "/usr/bin:/bin"}, False,
+                          dataclasses.replace(trace_of, finish_s=600.0))  # held as long as the test holds it
+    assert isinstance(first, spawner.Child), first
+    try:
+        assert select.select([seen_at], [], [], 60)[0] and os.read(seen_at, 64), "the tracer never reached the run's groups"
+    finally:
+        os.close(seen_at)
+    os.killpg(first.pid, signal.SIGKILL)  # bubblewrap, and its child waiting at its block descriptor
+    first_reaped = threading.Event()
+    threading.Thread(target=lambda: (_ended(first), first_reaped.set()), daemon=True).start()
+    second: list[tuple[int, trace.Seen]] = []
+
+    def second_run() -> None:
+        child, record = _traced_run(tmp_path, "second")
+        second.append((_ended(child), trace.load_record(record)))
+
+    try:
+        deadline = time.monotonic() + 60
+        while first.returncode is None and time.monotonic() < deadline:  # reaped by the spawner (a hang guard)
+            time.sleep(0.01)
+        runner = threading.Thread(target=second_run, daemon=True)
+        runner.start()
+        runner.join(60)  # a hang guard: done at once unless the first's tracer holds it up
+        held = not first_reaped.is_set() and not first_record.exists()
+    finally:
+        reader = os.open(groups[1] / "cgroup.procs", os.O_RDONLY | os.O_NONBLOCK)  # lets the first's tracer go on
+    try:
+        assert second and second[0][0] == 0 and second[0][1].programs == ["/bin/true"], second
+        assert held, "the first run's reap ended before the second's while its tracer was still held"
+        assert first_reaped.wait(60) and first.returncode == -signal.SIGKILL
+    finally:
+        os.close(reader)
+    seen = trace.load_record(first_record)  # written once its tracer finished (its tool never started)
+    assert first_record.exists() and not seen.started and seen.lost, seen
 
 
 @needs_ours
