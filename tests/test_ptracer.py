@@ -466,3 +466,41 @@ def test_strace_names_each_message_of_a_sendmmsg(tmp_path: Path) -> None:
                    f'1 sendmmsg(-5, [{message.format(3, "")}, {message.format(4, "")}], 2, 0) = -1 EBADF (Bad file descriptor)\n')
     seen = trace.parse(log, launcher_execs=0, cwd="/")
     assert seen.connections == [("127.0.0.1:9", ""), ("127.0.0.2:9", ""), ("127.0.0.3:9", "EBADF")]
+
+
+def _descriptors(listing: str) -> dict[str, dict[str, str]]:
+    """`ls -l DIR/ DIR/` of /proc's `fd` folders: each folder's descriptors and where they lead."""
+    found: dict[str, dict[str, str]] = {}
+    folder: dict[str, str] = {}
+    for line in listing.splitlines():
+        if line.endswith(":"):
+            folder = found.setdefault(line[:-1], {})
+        elif " -> " in line:
+            name, target = line.split(" -> ", 1)
+            folder[name.rsplit(" ", 1)[1]] = target
+    return found
+
+
+@needs_ours
+def test_a_held_runs_tool_and_sandbox_hold_no_descriptor_of_the_gate_or_the_tracer(tmp_path: Path) -> None:
+    """A run started ahead is let go by a byte on its gate; its tracer reads bubblewrap's child
+    from `--info-fd`, lets it go on with `--block-fd`, and the spawner closes a pipe of its own
+    when the record is settled. None of those may reach the sandbox: a tool holding the gate could
+    let a later run go, and one holding the settled pipe, left behind, would keep the build waiting.
+    The tool has 0, 1 and 2 (and `ls` the folder it lists); bubblewrap's init, which the tool (the
+    same user) can read through /proc/1/fd, those and its own event descriptor."""
+    argv = [*bwrap.probe_argv(FACTS.program, FACTS.variant)[:-1], "/bin/ls", "-l", "/proc/self/fd/", "/proc/1/fd/"]
+    record = tmp_path / "record.json"
+    child = spawner.start(argv, "/", {"PATH": "/usr/bin:/bin"}, False, probe.tracer_trace(record, 0, 0, held=True))
+    assert isinstance(child, spawner.Child) and child.gate is not None
+    child.release()
+    assert child.stdout is not None
+    out = child.stdout.read().decode()
+    assert _ended(child) == 0, out
+    found = _descriptors(out)
+    tool, init = found["/proc/self/fd/"], found["/proc/1/fd/"]
+    listed = {fd for fd, target in tool.items() if re.fullmatch(r"/proc/\d+/fd", target)}  # ls's own, of the folder
+    assert sorted(set(tool) - listed) == ["0", "1", "2"] and tool["0"] == "/dev/null", out
+    assert [init[fd] for fd in ("0", "1", "2")] == [tool[fd] for fd in ("0", "1", "2")], out
+    assert {fd: target for fd, target in init.items() if fd not in ("0", "1", "2")} in ({}, {"4": "anon_inode:[eventfd]"}), out
+    assert trace.load_record(record).started
