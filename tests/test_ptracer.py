@@ -15,7 +15,10 @@ import importlib
 import json
 import os
 import re
+import select
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -269,6 +272,58 @@ def test_a_tracer_reaps_neither_an_untraced_run_nor_another_runs_leader(tmp_path
 
 
 @needs_ours
+def test_a_reaped_runs_unfinished_tracer_holds_up_no_other_run(tmp_path: Path) -> None:
+    """The spawner waits for a reaped run's tracer to finish (to write its record) beside its one
+    request loop, not in it. The first run's tracer is held where it moves bubblewrap's child into
+    the run's control groups (FIFOs where `cgroup.procs` would be: the first is read, so the tracer
+    is seen there, the second is not yet); the run is killed and reaped, and a second run starts and
+    is reaped while that tracer is still held, its record not yet written. Before, the reap of the
+    first waited in the loop (up to 5 s) and every other run's start and reap behind it; past that
+    wait, the first had no record at all."""
+    groups = [tmp_path / "seen-group", tmp_path / "held-group"]
+    for group in groups:
+        group.mkdir()
+        os.mkfifo(group / "cgroup.procs")
+    seen_at = os.open(groups[0] / "cgroup.procs", os.O_RDONLY | os.O_NONBLOCK)
+    first_record = tmp_path / "first.json"
+    trace_of = probe.tracer_trace(first_record, 0, 0, tuple(str(group) for group in groups))
+    first = spawner.start(bwrap.probe_argv(FACTS.program, FACTS.variant), "/", {"PATH": "/usr/bin:/bin"}, False,
+                          dataclasses.replace(trace_of, finish_s=600.0))  # held as long as the test holds it
+    assert isinstance(first, spawner.Child), first
+    try:
+        assert select.select([seen_at], [], [], 60)[0] and os.read(seen_at, 64), "the tracer never reached the run's groups"
+    finally:
+        os.close(seen_at)
+    os.killpg(first.pid, signal.SIGKILL)  # bubblewrap, and its child waiting at its block descriptor
+    first_reaped = threading.Event()
+    threading.Thread(target=lambda: (_ended(first), first_reaped.set()), daemon=True).start()
+    second: list[tuple[int, trace.Seen]] = []
+
+    def second_run() -> None:
+        child, record = _traced_run(tmp_path, "second")
+        second.append((_ended(child), trace.load_record(record)))
+
+    try:
+        deadline = time.monotonic() + 60
+        while first.returncode is None and time.monotonic() < deadline:  # reaped by the spawner (a hang guard)
+            time.sleep(0.01)
+        runner = threading.Thread(target=second_run, daemon=True)
+        runner.start()
+        runner.join(60)  # a hang guard: done at once unless the first's tracer holds it up
+        held = not first_reaped.is_set() and not first_record.exists()
+    finally:
+        reader = os.open(groups[1] / "cgroup.procs", os.O_RDONLY | os.O_NONBLOCK)  # lets the first's tracer go on
+    try:
+        assert second and second[0][0] == 0 and second[0][1].programs == ["/bin/true"], second
+        assert held, "the first run's reap ended before the second's while its tracer was still held"
+        assert first_reaped.wait(60) and first.returncode == -signal.SIGKILL
+    finally:
+        os.close(reader)
+    seen = trace.load_record(first_record)  # written once its tracer finished (its tool never started)
+    assert first_record.exists() and not seen.started and seen.lost, seen
+
+
+@needs_ours
 def test_a_run_whose_tool_never_starts_is_not_observed(tmp_path: Path) -> None:
     argv = [*bwrap.probe_argv(FACTS.program, FACTS.variant)[:-1], "/nonexistent/tool"]
     record = tmp_path / "record.json"
@@ -364,3 +419,88 @@ def test_a_held_run_starts_only_when_let_go_and_never_when_its_gate_closes(tmp_p
         code = _ended(child)
         seen = trace.load_record(record)
         assert (code == 0 and seen.started and not seen.lost) if go else (code != 0 and not seen.started), (go, code, seen)
+
+
+# Three datagrams in one sendmmsg, each to its own address (no listener: the run's own network
+# namespace has only its loopback, and each is sent all the same).
+SENDMMSG = r"""
+import ctypes, json, socket, struct, sys
+json.load(sys.stdin)
+class IoVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+class MsgHdr(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32), ("iov", ctypes.POINTER(IoVec)),
+                ("iovlen", ctypes.c_size_t), ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
+                ("flags", ctypes.c_int)]
+class MMsgHdr(ctypes.Structure):
+    _fields_ = [("hdr", MsgHdr), ("len", ctypes.c_uint)]
+sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+payload = ctypes.create_string_buffer(b"x", 1)
+vec = IoVec(ctypes.cast(payload, ctypes.c_void_p), 1)
+names = [ctypes.create_string_buffer(struct.pack("=H", socket.AF_INET) + struct.pack("!H", 9) + socket.inet_aton(f"127.0.0.{i}")
+                                     + bytes(8), 16) for i in (1, 2, 3)]
+messages = (MMsgHdr * 3)(*[MMsgHdr(MsgHdr(ctypes.cast(name, ctypes.c_void_p), 16, ctypes.pointer(vec), 1, None, 0, 0), 0)
+                           for name in names])
+sent = ctypes.CDLL(None, use_errno=True).sendmmsg(sock.fileno(), messages, 3, 0)
+print(json.dumps({"sent": sent}), flush=True)
+"""
+
+
+def test_each_message_of_a_sendmmsg_is_seen(tmp_path: Path, tracer: str) -> None:
+    speccify_tool(tmp_path, "batch", [("sends", {"a": 1}, {"sent": 3})], files={f"{PLATFORM}.py": SENDMMSG},
+                  effects="none; pure computation")
+    catalog, _ = run_check(tmp_path)
+    [run] = tool_of(catalog, "batch").examples[0].runs
+    assert run.actual == {"sent": 3}, run
+    assert run.observed is not None and not run.observed.incomplete, run
+    assert [c.address for c in run.observed.connections] == ["127.0.0.1:9", "127.0.0.2:9", "127.0.0.3:9"], run
+
+
+def test_strace_names_each_message_of_a_sendmmsg(tmp_path: Path) -> None:
+    """Of one that failed (the kernel returns an error only when it sent nothing), the first."""
+    message = ('{{msg_hdr={{msg_name={{sa_family=AF_INET, sin_port=htons(9), sin_addr=inet_addr("127.0.0.{0}")}}, msg_namelen=16, '
+               'msg_iov=[{{iov_base="x", iov_len=1}}], msg_iovlen=1, msg_controllen=0, msg_flags=0}}{1}}}')
+    log = tmp_path / "trace.log"
+    log.write_text('1 execve("/bin/tool", ["tool"], 0x7ffd /* 1 var */) = 0\n'
+                   f'1 sendmmsg(3, [{message.format(1, ", msg_len=1")}, {message.format(2, ", msg_len=1")}], 2, 0) = 2\n'
+                   f'1 sendmmsg(-5, [{message.format(3, "")}, {message.format(4, "")}], 2, 0) = -1 EBADF (Bad file descriptor)\n')
+    seen = trace.parse(log, launcher_execs=0, cwd="/")
+    assert seen.connections == [("127.0.0.1:9", ""), ("127.0.0.2:9", ""), ("127.0.0.3:9", "EBADF")]
+
+
+def _descriptors(listing: str) -> dict[str, dict[str, str]]:
+    """`ls -l DIR/ DIR/` of /proc's `fd` folders: each folder's descriptors and where they lead."""
+    found: dict[str, dict[str, str]] = {}
+    folder: dict[str, str] = {}
+    for line in listing.splitlines():
+        if line.endswith(":"):
+            folder = found.setdefault(line[:-1], {})
+        elif " -> " in line:
+            name, target = line.split(" -> ", 1)
+            folder[name.rsplit(" ", 1)[1]] = target
+    return found
+
+
+@needs_ours
+def test_a_held_runs_tool_and_sandbox_hold_no_descriptor_of_the_gate_or_the_tracer(tmp_path: Path) -> None:
+    """A run started ahead is let go by a byte on its gate; its tracer reads bubblewrap's child
+    from `--info-fd`, lets it go on with `--block-fd`, and the spawner closes a pipe of its own
+    when the record is settled. None of those may reach the sandbox: a tool holding the gate could
+    let a later run go, and one holding the settled pipe, left behind, would keep the build waiting.
+    The tool has 0, 1 and 2 (and `ls` the folder it lists); bubblewrap's init, which the tool (the
+    same user) can read through /proc/1/fd, those and its own event descriptor."""
+    argv = [*bwrap.probe_argv(FACTS.program, FACTS.variant)[:-1], "/bin/ls", "-l", "/proc/self/fd/", "/proc/1/fd/"]
+    record = tmp_path / "record.json"
+    child = spawner.start(argv, "/", {"PATH": "/usr/bin:/bin"}, False, probe.tracer_trace(record, 0, 0, held=True))
+    assert isinstance(child, spawner.Child) and child.gate is not None
+    child.release()
+    assert child.stdout is not None
+    out = child.stdout.read().decode()
+    assert _ended(child) == 0, out
+    found = _descriptors(out)
+    tool, init = found["/proc/self/fd/"], found["/proc/1/fd/"]
+    listed = {fd for fd, target in tool.items() if re.fullmatch(r"/proc/\d+/fd", target)}  # ls's own, of the folder
+    assert sorted(set(tool) - listed) == ["0", "1", "2"] and tool["0"] == "/dev/null", out
+    assert [init[fd] for fd in ("0", "1", "2")] == [tool[fd] for fd in ("0", "1", "2")], out
+    assert {fd: target for fd, target in init.items() if fd not in ("0", "1", "2")} in ({}, {"4": "anon_inode:[eventfd]"}), out
+    assert trace.load_record(record).started

@@ -47,9 +47,10 @@ class FileChange:
 class Connection:
     """A network connection a sandboxed run attempted (connect, send or bind on an IP socket, or
     an abstract Unix socket), a Unix socket with a path outside its private folders it reached, or
-    a socket the Landlock launcher refused to open at all (`socket:udp`, `socket:icmp`, ...)."""
+    a socket the sandbox refused to open at all (`socket:udp`, `socket:icmp`, ...: the Landlock
+    launcher's families; `socket:vsock`: a VM socket, under our own tracer)."""
 
-    address: str  # "127.0.0.1:8080", "[::1]:443", "unix:@name", "unix:/run/x.sock", "vsock:2:1234", "socket:udp"
+    address: str  # "127.0.0.1:8080", "[::1]:443", "unix:@name", "unix:/run/x.sock", "vsock:2:1234", "socket:udp", "socket:vsock"
     allowed: bool  # the run had the network
     # The sandbox provably kept it in: bubblewrap's own network namespace, or the call was refused.
     # False: nothing shows it went nowhere (it may have arrived).

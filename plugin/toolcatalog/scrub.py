@@ -23,7 +23,8 @@ def scrubber(root: Path, others: Iterable[Path] = ()) -> Scrub:
     The workspace `root` becomes relative (`<root>/a/b` -> `a/b`, `<root>` -> `.`), each folder of
     `others` (folders searched outside it) its path relative to `root` (`../other-repo`), and the
     home folder `~`. Longest first, and only whole path components (`/work/main` never matches
-    inside `/work/main2`).
+    inside `/work/main2`), where a path starts: a home of `/root` is not rewritten inside
+    `/proc/thread-self/root/dev/x` (nor `/srv/root`), which would read `/proc/thread-self~/dev/x`.
     """
     candidates: dict[str, str] = {}
     home = os.path.expanduser("~")
@@ -42,7 +43,9 @@ def scrubber(root: Path, others: Iterable[Path] = ()) -> Scrub:
         candidates[value.rstrip(os.sep)] = "."
     # A one-component prefix ("/") would rewrite every path; "/root" or "/home" is fine.
     usable = sorted(((p, r) for p, r in candidates.items() if len(p.strip(os.sep)) > 0), key=lambda x: (-len(x[0]), x[0]))
-    pattern = re.compile("|".join(re.escape(p) + ("" if p.endswith(os.sep) else r"(?![\w\-]|\.[\w\-])") for p, _ in usable))
+    # Not after a name's character (`.` and `-` included): there the path is a part of another.
+    pattern = re.compile(r"(?<![\w.\-])(?:" + "|".join(re.escape(p) + ("" if p.endswith(os.sep) else r"(?![\w\-]|\.[\w\-])")
+                                                       for p, _ in usable) + ")")
     table = dict(usable)
 
     def scrub(text: str) -> str:

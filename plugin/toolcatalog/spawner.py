@@ -26,11 +26,19 @@ the run's control groups, sets its caps, lets it go (a run started ahead, `Trace
 build writes a byte to the gate it sent with the run's pipes, `Child.release`; the build closing it
 instead, or dying, ends the run), and waits (`__WNOTHREAD`) for its own tracees only, never for
 a leader (which it never traces) or another run's process. When the build asks to reap the run, the
-spawner waits for that thread (a few seconds at most: the sandbox dies with bubblewrap) and writes
-its record to the run's folder (a new file, never through a link); past that wait, no record, and
-the run is "not observed". The thread blocks every signal, so the spawner's main thread gets them;
-a spawner that dies takes its tracer threads along, and the kernel kills their tracees
-(`PTRACE_O_EXITKILL`).
+spawner reaps it and answers at once, and another thread of its own waits for the tracer (a few
+seconds at most, `Trace.finish_s`: the sandbox dies with bubblewrap), writes its record to the run's
+folder (a new file, never through a link) and then closes a pipe whose other end came to the build
+with the run's pid: the build's `Child.wait` waits for that (on the run's own thread) before the
+record is read. Past that wait, no record, and the run is "not observed". No other run's start or
+reap waits for a tracer that is slow to finish. These threads block every signal, so the spawner's
+main thread gets them; a spawner that dies takes its tracer threads along, and the kernel kills
+their tracees (`PTRACE_O_EXITKILL`).
+
+The tracer's own work is the spawner's: its CPU time, and its memory (a run's record is bounded,
+ptracer.MAX_RECORD_BYTES), count against no run's control groups or caps, which hold bubblewrap's
+process in the sandbox and the tool; a tool that makes many traced calls costs the spawner one stop
+each (the filter stops only what is recorded).
 
 Death: the build dies -> the spawner gets SIGTERM -> it kills the process group of every process
 it started and not yet reaped (one started while the signal came is killed as soon as it is
@@ -60,10 +68,9 @@ __all__ = ["Child", "Trace", "available", "start"]
 _CODE = r"""
 import ctypes, json, os, select, signal, socket, subprocess, sys, threading
 children = {}  # pid -> (Popen, pidfd): started, not yet reaped (each leads its own session and process group)
-traced = {}  # pid -> (tracer thread, [its record], record path): runs our tracer watches (sandbox/ptracer.py)
+traced = {}  # pid -> (tracer thread, [its record], record path, bound, settled): runs our tracer watches (sandbox/ptracer.py)
 tracer = None  # that module, loaded from its path on the first traced start
 starting = ending = False
-JOIN = 5.0  # seconds a reaped run's tracer may take to see the rest of its sandbox end
 
 def end(_number=0, _frame=None):
     global ending
@@ -99,7 +106,8 @@ def load_tracer(path):
 
 def traced_argv(req):
     # bubblewrap's argv with the tracer's descriptors (--seccomp, --info-fd, --block-fd), the
-    # descriptors the process gets, and the tracer's ends of the pipes
+    # descriptors the process gets, and the tracer's ends of the pipes (and the build's end of
+    # the pipe that says the record is settled, then this side's)
     trace = req["trace"]
     load_tracer(trace["module"])
     filter_r, filter_w = os.pipe()
@@ -107,11 +115,23 @@ def traced_argv(req):
     os.close(filter_w)
     info_r, info_w = os.pipe()
     block_r, block_w = os.pipe()
+    settled_r, settled_w = os.pipe()
     at, argv = trace["at"], req["argv"]
     options = ["--seccomp", str(filter_r), "--info-fd", str(info_w), "--block-fd", str(block_r)]
-    return [*argv[:at + 1], *options, *argv[at + 1:]], [filter_r, info_w, block_r], [info_r, block_w]
+    return [*argv[:at + 1], *options, *argv[at + 1:]], [filter_r, info_w, block_r], [info_r, block_w, settled_r, settled_w]
 
-def follow(trace, info_r, block_w, pid, gate):
+def background(target, *args):
+    # a thread of the spawner's own, every signal blocked from its first instruction on (so the
+    # main thread, in its loop, gets them); the main thread's mask is none again after
+    signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+    try:
+        thread = threading.Thread(target=target, args=args, daemon=True)
+        thread.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    return thread
+
+def follow(trace, info_r, block_w, pid, settled_w, gate):
     box = []
     def run():
         try:
@@ -119,9 +139,7 @@ def follow(trace, info_r, block_w, pid, gate):
                                         trace.get("limits", []), gate))
         except BaseException as exc:  # its tracees die with this thread (PTRACE_O_EXITKILL): not observed
             box.append({"started": False, "lost": True, "notes": [repr(exc)[:300]]})
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    traced[pid] = (thread, box, trace["record"])
+    traced[pid] = (background(run), box, trace["record"], float(trace.get("finish", 5.0)), settled_w)
 
 def start(req, fds):
     global starting
@@ -136,15 +154,17 @@ def start(req, fds):
         proc = subprocess.Popen(argv, cwd=req["cwd"], env=req["env"], stdin=fds[0], stdout=fds[1], stderr=fds[2],
                                 shell=False, start_new_session=True, close_fds=True, bufsize=0, pass_fds=passed)
     except OSError as exc:
-        return {"error": [exc.errno or 0, exc.strerror or "", None if exc.filename is None else os.fsdecode(exc.filename)]}
+        return {"error": [exc.errno or 0, exc.strerror or "", None if exc.filename is None else os.fsdecode(exc.filename)]}, []
     except (ValueError, TypeError, KeyError, IndexError, ImportError, AttributeError) as exc:
-        return {"invalid": str(exc)}
+        return {"invalid": str(exc)}, []
     else:
         children[proc.pid] = (proc, os.pidfd_open(proc.pid))
-        if ends:
-            follow(req["trace"], ends[0], ends[1], proc.pid, ends[2] if len(ends) > 2 else None)
-            ends = []
-        return {"pid": proc.pid}
+        if not ends:
+            return {"pid": proc.pid}, []
+        info_r, block_w, settled_r, settled_w, *gate = ends
+        follow(req["trace"], info_r, block_w, proc.pid, settled_w, gate[0] if gate else None)
+        ends = []  # the tracer's now; `settled_r` is sent to the build with the answer, then closed here
+        return {"pid": proc.pid}, [settled_r]
     finally:
         for fd in passed + ends:
             os.close(fd)
@@ -152,18 +172,23 @@ def start(req, fds):
         if ending:
             end()
 
-def keep_record(pid):
-    # a reaped run's tracer's record, written to its file (only when the tracer has finished)
-    thread, box, path = traced.pop(pid)
-    thread.join(JOIN)
-    if thread.is_alive() or not box:
-        return
+def keep_record(thread, box, path, bound, settled):
+    # a reaped run's tracer's record, written to its file only when the tracer has finished, within
+    # `bound` seconds of the reap (past that, none: the run is not observed); on a thread of its own
+    # (`wait`), so that no other run's start or reap waits for it. Then `settled` is closed: the
+    # build, which waits for its end of that pipe to close, reads the record
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except OSError:
-        return
-    with open(fd, "w", encoding="utf-8") as stream:
-        json.dump(box[0], stream)
+        thread.join(bound)
+        if thread.is_alive() or not box:
+            return
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return
+        with open(fd, "w", encoding="utf-8") as stream:
+            json.dump(box[0], stream)
+    finally:
+        os.close(settled)
 
 def wait(req):
     pid = req["pid"]
@@ -177,7 +202,11 @@ def wait(req):
     os.close(held[1])
     del children[pid]
     if pid in traced:
-        keep_record(pid)
+        kept = traced.pop(pid)
+        try:
+            background(keep_record, *kept)
+        except RuntimeError:  # no thread to be had: here, then
+            keep_record(*kept)
     return {"status": status}
 
 while True:
@@ -190,10 +219,14 @@ while True:
     for fd in fds:
         os.set_inheritable(fd, False)  # only their copies on 0, 1 and 2 reach the process
     req = json.loads(msg)
-    reply = start(req, fds) if req["op"] == "start" else wait(req)
+    reply, theirs = start(req, fds) if req["op"] == "start" else (wait(req), [])
     for fd in fds:
         os.close(fd)
-    sock.send(json.dumps(reply).encode())
+    try:
+        socket.send_fds(sock, [json.dumps(reply).encode()], theirs) if theirs else sock.send(json.dumps(reply).encode())
+    finally:
+        for fd in theirs:
+            os.close(fd)
 end()
 """
 
@@ -234,12 +267,14 @@ class _Spawner:
             self.broken = True
         atexit.register(self.close)
 
-    def ask(self, request: dict[str, Any], fds: list[int]) -> dict[str, Any] | None:
-        """Send one request (with `fds`) and read its answer; None when it was not sent (the
-        spawner is gone), `LOST` when it was sent and no answer came (the spawner went away while
-        doing it: a process may have been started). Anything raised in between (Ctrl-C, the
-        SIGTERM handler's SystemExit) leaves an answer unread, so the socket is not used again."""
+    def ask(self, request: dict[str, Any], fds: list[int], received: list[int] | None = None) -> dict[str, Any] | None:
+        """Send one request (with `fds`) and read its answer (the descriptors that came with it
+        added to `received`, else closed); None when it was not sent (the spawner is gone), `LOST`
+        when it was sent and no answer came (the spawner went away while doing it: a process may
+        have been started). Anything raised in between (Ctrl-C, the SIGTERM handler's SystemExit)
+        leaves an answer unread, so the socket is not used again."""
         data = json.dumps(request).encode()
+        came: list[int] = []
         with self.lock:
             if self.broken:
                 return None
@@ -250,7 +285,7 @@ class _Spawner:
                     self.broken = True
                     return None
                 try:
-                    answer = self.sock.recv(1 << 16)
+                    answer, came, _flags, _address = socket.recv_fds(self.sock, 1 << 16, 1)
                 except OSError:
                     answer = b""
             except BaseException:
@@ -259,6 +294,12 @@ class _Spawner:
             if not answer:
                 self.broken = True
                 return LOST
+        for fd in came:
+            os.set_inheritable(fd, False)
+            if received is None:
+                os.close(fd)
+            else:
+                received.append(fd)
         found: dict[str, Any] = json.loads(answer)
         return found
 
@@ -336,6 +377,7 @@ class Child:
         self.lost = False  # the spawner went away before it could say how this process ended
         self.pidfd: int | None = os.pidfd_open(pid)
         self.gate: int | None = None  # a run started ahead (`Trace.held`): the build's end of its gate
+        self.settled: int | None = None  # a traced run: closed by the spawner once its record is settled
 
     def release(self, go: bool = True) -> None:
         """A run started ahead let go (`go`: its tracer lets bubblewrap start the tool) or ended at
@@ -386,13 +428,33 @@ class Child:
             raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
         self.returncode = int(answer["status"])
         self._close_pidfd()
+        self._settle()
         return self.returncode
+
+    def _settle(self) -> None:
+        """Once a traced run is reaped: its record written, or given up (`Trace.finish_s` after the
+        reap, the run then not observed), which the spawner says by closing its end of the pipe
+        (its own thread does: the spawner goes on starting and reaping other runs meanwhile). A
+        spawner that dies closes it too."""
+        settled, self.settled = self.settled, None
+        if settled is None:
+            return
+        try:
+            while os.read(settled, 1):
+                pass
+        except OSError:
+            pass
+        finally:
+            os.close(settled)
 
     def _close_pidfd(self) -> None:
         self.release(go=False)  # reaped, or lost: a gate never opened is closed (its run is ended)
         if self.pidfd is not None:
             os.close(self.pidfd)
             self.pidfd = None
+        if self.settled is not None and self.returncode is None:  # lost: no record to wait for
+            os.close(self.settled)
+            self.settled = None
 
 
 @dataclass(frozen=True)
@@ -412,6 +474,9 @@ class Trace:
     groups: tuple[str, ...] = ()
     limits: tuple[tuple[int, int], ...] = ()  # (resource, value): set on bubblewrap's child before it is let go
     held: bool = False  # started ahead: let go only once the build says so (`Child.release`)
+    # Seconds the tracer of a reaped run may take to see the rest of its sandbox end (its record is
+    # written once it has); past that, no record: the run is not observed.
+    finish_s: float = 5.0
 
     @property
     def binding(self) -> bool:
@@ -422,7 +487,7 @@ class Trace:
     def request(self) -> dict[str, Any]:
         return {"module": self.module, "filter": self.program.hex(), "at": self.at, "execs": self.execs,
                 "record": self.record, "max": self.max_records, "groups": list(self.groups),
-                "limits": [list(pair) for pair in self.limits], "held": self.held}
+                "limits": [list(pair) for pair in self.limits], "held": self.held, "finish": self.finish_s}
 
 
 def _sendable(argv: list[str], cwd: str, env: dict[str, str]) -> bool:
@@ -454,13 +519,14 @@ def start(argv: list[str], cwd: str, env: dict[str, str], piped: bool,
     err_r, err_w = os.pipe2(os.O_CLOEXEC)
     gate_r, gate_w = os.pipe2(os.O_CLOEXEC) if trace is not None and trace.held else (None, None)
     theirs = [stdin_r, out_w, err_w, *([gate_r] if gate_r is not None else [])]
+    received: list[int] = []  # a traced run's: the end of the pipe that says its record is settled
     try:
-        answer = owner.ask(request, theirs)
+        answer = owner.ask(request, theirs, received)
     finally:
         for fd in theirs:
             os.close(fd)
     if answer is None or "pid" not in answer:
-        for left in (stdin_w, out_r, err_r, gate_w):
+        for left in (stdin_w, out_r, err_r, gate_w, *received):
             if left is not None:
                 os.close(left)
         if answer is None:
@@ -473,4 +539,5 @@ def start(argv: list[str], cwd: str, env: dict[str, str], piped: bool,
         return OSError(number, text, filename)
     child = Child(owner, int(answer["pid"]), stdin_w, out_r, err_r, argv)
     child.gate = gate_w
+    child.settled = received[0] if received else None
     return child

@@ -68,6 +68,7 @@ NR = {
     "fchmod": 91, "fchown": 93, "fsetxattr": 190, "fremovexattr": 199,
     "io_uring_setup": 425, "clone": 56, "clone3": 435, "seccomp": 317, "prctl": 157,
     "setxattrat": 463, "removexattrat": 466, "file_setattr": 469, "ioctl": 16,
+    "socket": 41,
 }
 NAME = {number: name for name, number in NR.items()}
 # Where each path-writing call's paths are: (dirfd argument or None, path argument); the written
@@ -94,10 +95,14 @@ FD_WHEN_NO_PATH = ("utimensat", "futimesat", "setxattrat", "removexattrat", "fil
 # (FS_IOC_FSSETXATTR). Ours only: strace would stop at every ioctl.
 IOCTL_WRITES = (0x40086602, 0x40046602, 0x401C5820)
 NETWORK = ("connect", "bind", "sendto", "sendmsg", "sendmmsg")
+MMSGHDR = 64  # bytes of a struct mmsghdr: a struct msghdr (its address and length first) and msg_len
+UIO_MAXIOV = 1024  # the most messages one sendmmsg sends (the kernel takes no more)
 WRITE_MASK = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | 0o20000000  # __O_TMPFILE
 AT_FDCWD = -100
 AF_VSOCK = 40  # a VM socket: no network namespace holds it (it reaches the machine's host)
 TAG_FOREIGN = 1  # SECCOMP_RET_TRACE's data for a 32-bit or x32 call (seccomp.py)
+TAG_VSOCK = 2  # and for socket(AF_VSOCK), which the tracer refuses (`Tracer._refuse_vsock`)
+VSOCK_REFUSED = ("socket:vsock", "EACCES")  # how that refusal is kept: a connection the sandbox refused
 FOREIGN = ("stopped: it made a 32-bit (i386) or x32 system call, which the sandbox's tracer cannot follow; "
            "such programs do not run traced")
 # The kernel's restart codes, which a call interrupted by a signal shows at its exit stop.
@@ -106,7 +111,7 @@ LIMIT_FAILED = "cannot set the resource caps of the run"
 RESTART = {512: "ERESTARTSYS", 513: "ERESTARTNOINTR", 514: "ERESTARTNOHAND", 516: "ERESTART_RESTARTBLOCK"}
 UNFINISHED = "?"  # a write's error when its call never returned (trace.Write.error)
 
-PTRACE_CONT, PTRACE_GETREGS, PTRACE_SYSCALL = 7, 12, 24
+PTRACE_CONT, PTRACE_GETREGS, PTRACE_SETREGS, PTRACE_SYSCALL = 7, 12, 13, 24
 PTRACE_GETEVENTMSG, PTRACE_SEIZE, PTRACE_LISTEN = 0x4201, 0x4206, 0x4208
 O_TRACESYSGOOD, O_TRACEFORK, O_TRACEVFORK, O_TRACECLONE, O_TRACEEXEC = 0x1, 0x2, 0x4, 0x8, 0x10
 O_TRACESECCOMP, O_EXITKILL = 0x80, 0x100000
@@ -205,13 +210,13 @@ def _event_message(pid: int) -> int:
 class Call:
     """A call seen at its seccomp stop, waiting for its result."""
 
-    __slots__ = ("name", "writes", "program", "address")
+    __slots__ = ("name", "writes", "program", "addresses")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.writes: list[str] = []
         self.program = ""
-        self.address: str | None = None
+        self.addresses: list[str] = []  # a network call's addresses: one, or a sendmmsg's each (distinct)
 
 
 class Memory:
@@ -243,16 +248,14 @@ class Memory:
 
     @staticmethod
     def raw(pid: int, address: int, size: int) -> bytes:
-        if address == 0 or size <= 0:
-            return b""
         try:
             fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
-            try:
-                return os.pread(fd, min(size, 4096), address)
-            finally:
-                os.close(fd)
-        except (OSError, OverflowError):  # as in `string`
+        except OSError:
             return b""
+        try:
+            return _pread(fd, address, min(size, 4096))
+        finally:
+            os.close(fd)
 
     @staticmethod
     def descriptor(pid: int, fd: int) -> str:
@@ -299,23 +302,57 @@ class Memory:
 
     @staticmethod
     def sockaddr(pid: int, address: int, size: int) -> str | None:
-        raw = Memory.raw(pid, address, min(size, 128))
-        if len(raw) < 2:
-            return None
-        family = struct.unpack_from("=H", raw)[0]
-        if family == socket.AF_INET and len(raw) >= 8:
-            return f"{socket.inet_ntop(socket.AF_INET, raw[4:8])}:{struct.unpack_from('>H', raw, 2)[0]}"
-        if family == socket.AF_INET6 and len(raw) >= 24:
-            return f"[{socket.inet_ntop(socket.AF_INET6, raw[8:24])}]:{struct.unpack_from('>H', raw, 2)[0]}"
-        if family == AF_VSOCK and len(raw) >= 12:  # struct sockaddr_vm: family, reserved, port, cid
-            port, cid = struct.unpack_from("=II", raw, 4)
-            return f"vsock:{cid}:{port}"
-        if family == socket.AF_UNIX and len(raw) > 2:
-            name = raw[2:]
-            if name[:1] == b"\0":
-                return "unix:@" + name[1:].decode("utf-8", "replace")
-            return "unix:" + name.split(b"\0")[0].decode("utf-8", "replace")
+        return _sockaddr(Memory.raw(pid, address, min(size, 128)))
+
+    @staticmethod
+    def messages(pid: int, vector: int, count: int) -> list[str]:
+        """The distinct addresses of a sendmmsg's `count` messages at `vector` (the first
+        UIO_MAXIOV, all the kernel sends), in order; one read of the tool's memory for them all."""
+        try:
+            fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+        except OSError:
+            return []
+        try:
+            headers = _pread(fd, vector, min(count, UIO_MAXIOV) * MMSGHDR)
+            found: dict[str, None] = {}
+            for offset in range(0, len(headers) - 11, MMSGHDR):
+                pointer, size = struct.unpack_from("=QI", headers, offset)
+                text = _sockaddr(_pread(fd, pointer, min(size, 128)))
+                if text is not None:
+                    found[text] = None
+            return list(found)
+        finally:
+            os.close(fd)
+
+
+def _pread(fd: int, address: int, size: int) -> bytes:
+    """`size` bytes of the memory `fd` opens, at `address`; what can be read of them."""
+    if address == 0 or size <= 0:
+        return b""
+    try:
+        return os.pread(fd, size, address)
+    except (OSError, OverflowError):  # OverflowError: an address past 2**63, no file offset
+        return b""
+
+
+def _sockaddr(raw: bytes) -> str | None:
+    """A struct sockaddr's address, as trace._address names strace's (None for other families)."""
+    if len(raw) < 2:
         return None
+    family = struct.unpack_from("=H", raw)[0]
+    if family == socket.AF_INET and len(raw) >= 8:
+        return f"{socket.inet_ntop(socket.AF_INET, raw[4:8])}:{struct.unpack_from('>H', raw, 2)[0]}"
+    if family == socket.AF_INET6 and len(raw) >= 24:
+        return f"[{socket.inet_ntop(socket.AF_INET6, raw[8:24])}]:{struct.unpack_from('>H', raw, 2)[0]}"
+    if family == AF_VSOCK and len(raw) >= 12:  # struct sockaddr_vm: family, reserved, port, cid
+        port, cid = struct.unpack_from("=II", raw, 4)
+        return f"vsock:{cid}:{port}"
+    if family == socket.AF_UNIX and len(raw) > 2:
+        name = raw[2:]
+        if name[:1] == b"\0":
+            return "unix:@" + name[1:].decode("utf-8", "replace")
+        return "unix:" + name.split(b"\0")[0].decode("utf-8", "replace")
+    return None
 
 
 def _link_of(pid: int, found: re.Match[str]) -> str | None:
@@ -363,7 +400,7 @@ def decode(pid: int) -> Call:
     elif name in PATHS:
         _paths(pid, name, args, call)
     elif name in NETWORK:
-        call.address = _address(pid, name, args)
+        call.addresses = _addresses(pid, name, args)
     return call
 
 
@@ -393,16 +430,17 @@ def _paths(pid: int, name: str, args: tuple[int, ...], call: Call) -> None:
             call.writes.append(Memory.descriptor(pid, _fd(args[0])))
 
 
-def _address(pid: int, name: str, args: tuple[int, ...]) -> str | None:
+def _addresses(pid: int, name: str, args: tuple[int, ...]) -> list[str]:
+    if name == "sendmmsg":
+        return Memory.messages(pid, args[1], args[2] & 0xFFFFFFFF)
     if name in ("connect", "bind"):
-        return Memory.sockaddr(pid, args[1], args[2])
-    if name == "sendto":
-        return Memory.sockaddr(pid, args[4], args[5])
-    header = Memory.raw(pid, args[1], 12)  # sendmsg: a struct msghdr; sendmmsg: the first mmsghdr starts with one
-    if len(header) == 12:
-        pointer, size = struct.unpack("=QI", header)
-        return Memory.sockaddr(pid, pointer, size)
-    return None
+        found = Memory.sockaddr(pid, args[1], args[2])
+    elif name == "sendto":
+        found = Memory.sockaddr(pid, args[4], args[5])
+    else:
+        header = Memory.raw(pid, args[1], 12)  # sendmsg: a struct msghdr
+        found = Memory.sockaddr(pid, *struct.unpack("=QI", header)) if len(header) == 12 else None
+    return [] if found is None else [found]
 
 
 class Tracer:
@@ -536,15 +574,33 @@ class Tracer:
         if pid in self.pending:  # a call whose exit never came (its end unreported): kept, outcome unknown
             self.result(pid, None)
         try:
-            if _event_message(pid) == TAG_FOREIGN:
+            tag = _event_message(pid)
+            if tag == TAG_FOREIGN:
                 self.stopped = FOREIGN
                 _kill(pid)
                 resume(PTRACE_CONT, pid)
+                return
+            if tag == TAG_VSOCK:
+                self._refuse_vsock(pid)
                 return
             self.pending[pid] = decode(pid)
         except ProcessLookupError:
             return
         resume(PTRACE_SYSCALL, pid)  # once: to the call's exit
+
+    def _refuse_vsock(self, pid: int) -> None:
+        """socket(AF_VSOCK), at its seccomp stop: skipped (the number -1, which the kernel runs as
+        nothing) with EACCES for its result, as the Landlock launcher refuses a family, and kept as a
+        connection the sandbox refused. A VM socket reaches the machine's host, which no network
+        namespace holds; the filter cannot both refuse it and stop for the tracer to see it."""
+        regs = Regs()
+        ptrace(PTRACE_GETREGS, pid, 0, ctypes.addressof(regs))
+        regs.orig_rax = (1 << 64) - 1
+        regs.rax = -errno.EACCES & ((1 << 64) - 1)
+        ptrace(PTRACE_SETREGS, pid, 0, ctypes.addressof(regs))
+        if self.started and self._room(1, VSOCK_REFUSED[:1]):
+            self.connections.append(VSOCK_REFUSED)
+        resume(PTRACE_CONT, pid)
 
     def _exit(self, pid: int) -> None:
         regs = Regs()
@@ -584,13 +640,13 @@ class Tracer:
                 self.writes.extend((path, ok, failure) for path in call.writes)
 
     def _network(self, call: Call, error: str) -> None:
-        """trace._Parser._network's rules: a path socket counts only when reached."""
-        if call.address is None:
-            return
-        if call.address.startswith("unix:/") and (error not in ("", "EINPROGRESS", "EAGAIN") or call.name == "bind"):
-            return
-        if self._room(1, (call.address,)):
-            self.connections.append((call.address, error))
+        """trace._Parser._network's rules: a path socket counts only when reached; of a sendmmsg
+        that failed, only its first message's address (the kernel fails one only when it sent none)."""
+        for address in call.addresses[:1] if error else call.addresses:
+            if address.startswith("unix:/") and (error not in ("", "EINPROGRESS", "EAGAIN") or call.name == "bind"):
+                continue
+            if self._room(1, (address,)):
+                self.connections.append((address, error))
 
     def exec_event(self, pid: int) -> None:
         former = _event_message(pid)

@@ -395,11 +395,14 @@ class _Parser:
                 self.cwds[pid] = fds[argv[0]]
 
     def _network(self, name: str, argv: list[str], ok: bool) -> None:
-        for arg in argv[1:]:
-            address = _address(arg)
-            if address is None:
-                continue
-            outcome = "" if ok else (self.error or "?")
+        outcome = "" if ok else (self.error or "?")
+        if name == "sendmmsg":  # each message's address (distinct); of one that failed, the first (none was sent)
+            vector = argv[1] if len(argv) > 1 else ""
+            messages = _split_args(vector[1:-1]) if vector.startswith("[") and vector.endswith("]") else []
+            addresses = list(dict.fromkeys(a for a in map(_address, messages) if a is not None))[: None if ok else 1]
+        else:
+            addresses = [a for a in map(_address, argv[1:]) if a is not None][:1]
+        for address in addresses:
             if address.startswith("unix:/"):
                 # A path socket: only one reached counts (a bind makes the tool's own; a
                 # missing one, such as nscd's, went nowhere).
@@ -407,7 +410,6 @@ class _Parser:
                     self.seen.connections.append((address, outcome))
             else:
                 self.seen.connections.append((address, outcome))
-            break
 
     def _open(self, pid: str, name: str, argv: list[str], ok: bool, ret: str) -> None:
         if name in ("open", "creat"):
