@@ -289,6 +289,7 @@ def test_a_failed_example_shows_expected_and_actual_side_by_side(view: Any, cata
     # The differing line is marked in both.
     assert [m.strip() for m in expected.locator("mark.tc-diff").all_inner_texts()] == ['"sum": 122.75,']
     assert [m.strip() for m in actual.locator("mark.tc-diff").all_inner_texts()] == ['"sum": 22.75,']
+    assert actual.locator(".tc-io-label .tc-status-failed").inner_text() == "differs"
     assert failed.locator(".tc-differences code").first.inner_text() == "$.sum"
     assert "How a run is judged:" in failed.inner_text()
     a, b = expected.bounding_box(), actual.bounding_box()

@@ -220,7 +220,7 @@ def test_landlock_refuses_udp_sendmmsg_and_host_unix_sockets_and_reports_each(sh
     assert tool["examples"][0]["actual"]["tried"] == {"udp": 13, "sendmmsg": 13, "unix": 13}  # EACCES, each
     assert udp.received == mmsg.received == unix.received == b""
     undeclared = tool["sandbox"]["undeclared_effects"]
-    assert "tried to open a udp socket (no network was declared; refused by the sandbox)" in undeclared, undeclared
+    assert "tried to open a udp socket (no network was declared: refused by the sandbox)" in undeclared, undeclared
     # (a refused Unix socket is blocked but not listed: system libraries try one at every user lookup)
     assert tool["status"] == "failed" and tool["sandbox"]["caught_mutating"] is True
     assert tool["sandbox"]["verified_no_effects"] is False and tool["verification"]["verified_no_effects"] is False
@@ -253,13 +253,13 @@ def test_under_bubblewrap_udp_and_sendmmsg_are_observed_and_a_reachable_unix_soc
     tool = tool_of(found, "exfil")
     undeclared = tool.sandbox.undeclared
     assert udp.received == mmsg.received == b""  # its own network namespace: nothing left it
-    assert f"connected to 127.0.0.1:{udp.address} (no network was declared; it went nowhere)" in undeclared, undeclared
-    assert f"connected to 127.0.0.1:{mmsg.address} (no network was declared; it went nowhere)" in undeclared, undeclared
+    assert f"connected to 127.0.0.1:{udp.address} (no network was declared: it went nowhere)" in undeclared, undeclared
+    assert f"connected to 127.0.0.1:{mmsg.address} (no network was declared: it went nowhere)" in undeclared, undeclared
     arrived = marker.encode() in unix.received
     said = [u for u in undeclared if "s.sock" in u]  # (the workspace's own path is scrubbed from reports)
     if arrived:
         assert len(said) == 1 and said[0].startswith("connected to unix:"), undeclared
-        assert said[0].endswith("(a Unix socket outside the sandbox's own folders; the sandbox did not stop it, so it may have arrived)"), undeclared
+        assert said[0].endswith("(a Unix socket outside the sandbox's own folders: the sandbox did not stop it, so it may have arrived)"), undeclared
     assert not any("went nowhere" in u for u in said)
     assert tool.status == "failed" and not tool.sandbox.verified_no_effects
 
@@ -373,13 +373,13 @@ def exec_workspace(ws: Path) -> None:
 def check_exec_results(inplace: dict[str, Any], wrapped: dict[str, Any]) -> None:
     assert inplace["actual"] == {"child": "PermissionError"}, inplace  # refused, not just observed
     assert inplace["status"] == "failed"
-    assert "tried to start /usr/bin/true (the driver's sandbox does not allow it; refused)" in inplace["undeclared"], inplace
-    assert "tried to start /bin/cat (the driver's sandbox does not allow it; refused)" in inplace["undeclared"], inplace
+    assert "tried to start /usr/bin/true (the driver's sandbox does not allow it: refused)" in inplace["undeclared"], inplace
+    assert "tried to start /bin/cat (the driver's sandbox does not allow it: refused)" in inplace["undeclared"], inplace
     loader = elf_loader()
     if loader:
         assert f"started {loader} (the driver's sandbox does not allow it)" in inplace["undeclared"], inplace
     assert wrapped["status"] == "failed" and wrapped["actual"] == {"wrapped": True}, wrapped  # python3 is allowed
-    assert "tried to start /usr/bin/true (the driver's sandbox does not allow it; refused)" in wrapped["undeclared"], wrapped
+    assert "tried to start /usr/bin/true (the driver's sandbox does not allow it: refused)" in wrapped["undeclared"], wrapped
 
 
 @needs_trace

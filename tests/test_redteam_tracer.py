@@ -290,7 +290,7 @@ def test_a_vm_socket_is_refused_and_reported(attacks: Catalog) -> None:
     assert [(c.address, c.contained) for c in run.observed.connections] == [("socket:vsock", True)], run
     tool = tool_of(attacks, "vsock")
     assert run.status.value == "failed" and tool.sandbox is not None and not tool.sandbox.verified_no_effects
-    assert tool.sandbox.undeclared == ["tried to open a vsock socket (no network was declared; refused by the sandbox)"]
+    assert tool.sandbox.undeclared == ["tried to open a vsock socket (no network was declared: refused by the sandbox)"]
 
 
 def test_strace_names_a_vm_socket_as_ours_does(tmp_path: Path) -> None:

@@ -399,7 +399,7 @@ def test_a_cli_driver_sandbox_block_is_honoured(tmp_path: Path) -> None:
     spawns = tool_of(catalog, "read.spawns").examples[0].runs[0]
     # Enforced, not only observed: python3 is the build's own (no shim in the sandbox's PATH), so Landlock's
     # execute right inside bubblewrap refuses the child.
-    assert spawns.status == "failed" and "/true (the driver's sandbox does not allow it; refused)" in spawns.detail, spawns.detail
+    assert spawns.status == "failed" and "/true (the driver's sandbox does not allow it: refused)" in spawns.detail, spawns.detail
 
 
 # --------------------------------------------------------------------------- 8. pages and the index

@@ -106,7 +106,7 @@ def test_a_write_is_blocked_only_when_refused(tmp_path: Path, tracer: str) -> No
     assert [f.error for run in runs.values() for f in run.observed.writes()] == ["ENOENT", "", ""]
     details = {title: run.detail for title, run in runs.items()}
     assert details["missing folder"].startswith(
-        f"undeclared effect: tried to write {missing} (the call failed with ENOENT; nothing was written)"), details
+        f"undeclared effect: tried to write {missing} (the call failed with ENOENT: nothing was written)"), details
     assert details["never returns"].startswith(
         "undeclared effect: tried to write the workspace file fifos/pipe (the call never returned: whether it wrote is unknown)"), details
     assert details["read-only"].startswith("undeclared effect: tried to write the workspace file OWNED.md (blocked by the sandbox)"), details
@@ -128,13 +128,17 @@ def test_a_site_shows_failed_and_unknown_writes_and_verifies(tmp_path: Path) -> 
     build(tmp_path)
     site = tmp_path / "site"
     page = (site / "tools" / "writes" / "index.html").read_text(encoding="utf-8")
-    assert f"tried to write {missing} (the call failed with ENOENT; nothing was written)" in page
+    assert f"tried to write {missing} (the call failed with ENOENT: nothing was written)" in page
     assert 'class="tc-change tc-change-failed" title="The call failed: nothing was written">failed</span>' in page
     assert '<small class="tc-change-error">(ENOENT)</small>' in page
     assert 'class="tc-change tc-change-unknown"' in page and "the call never returned: whether it wrote is unknown" in page
     # The badges of the writes outside the working copy name each attempt for what it was.
     assert f">failed to write {missing}</span>" in page and ">maybe wrote the workspace file fifos/pipe</span>" in page
     assert ">blocked the workspace file OWNED.md</span>" in page
+    # Each failure's phrases one to a line, none cut inside its own parentheses; and no "differs"
+    # beside an output equal to the expected one (these runs fail for their effects alone).
+    assert f"<li>undeclared effect: tried to write {missing} (the call failed with ENOENT: nothing was written)</li>" in page
+    assert page.count('<ul class="tc-differences">') == 3 and ">differs</span>" not in page
     observed = next(t for t in site_catalog(tmp_path)["tools"] if t["id"] == "writes")["sandbox"]["observed"]
     assert {f["change"] for f in observed["files"]} >= {"failed", "unknown", "blocked"}, observed
     result = toolcatalog("verify", str(site), cwd=tmp_path)
@@ -171,8 +175,8 @@ def test_the_words_for_each_attempt() -> None:
     observed = Observed(traced=True, files=[FileChange("/x/e", ELSEWHERE, "failed", "ENOTDIR"), FileChange("/x/f", ELSEWHERE, "failed"),
                                             FileChange("/x/b", ELSEWHERE, "unknown"), FileChange("/x/c", ELSEWHERE, "blocked")])
     assert undeclared(Declared(judged=True, network=False), observed, "/ws") == [
-        "tried to write /x/e (the call failed with ENOTDIR; nothing was written)",
-        "tried to write /x/f (the call failed; nothing was written)",
+        "tried to write /x/e (the call failed with ENOTDIR: nothing was written)",
+        "tried to write /x/f (the call failed: nothing was written)",
         "tried to write /x/b (the call never returned: whether it wrote is unknown)",
         "tried to write /x/c (blocked by the sandbox)",
     ]

@@ -164,7 +164,7 @@ _FILE_WORDS = {
     "deleted": "deleted {}",
     "temporary": "wrote {} (gone when the run ended)",
     "blocked": "tried to write {} (blocked by the sandbox)",
-    "failed": "tried to write {} (the call failed{}; nothing was written)",  # {}: " with ENOENT"
+    "failed": "tried to write {} (the call failed{}: nothing was written)",  # {}: " with ENOENT"
     "unknown": "tried to write {} (the call never returned: whether it wrote is unknown)",
 }
 
@@ -204,11 +204,11 @@ def _undeclared_connections(rules: Declared, observed: Observed) -> list[str]:
         kind, _, what = connection.address.partition(":")
         if kind in ("socket", "send"):  # refused before it had an address (the Landlock launcher's filter)
             name = "TCP Fast Open send" if what == "tcp-fast-open" else f"{what} socket"
-            found.append(f"tried to open a {name} ({why}; refused by the sandbox)")
+            found.append(f"tried to open a {name} ({why}: refused by the sandbox)")
             continue
         # "Went nowhere" only where the sandbox proves it (refused, or no network to reach).
         fate = "it went nowhere" if connection.contained else "the sandbox did not stop it, so it may have arrived"
-        found.append(f"connected to {connection.address} ({why}; {fate})")
+        found.append(f"connected to {connection.address} ({why}: {fate})")
     return found
 
 
@@ -221,7 +221,7 @@ def _undeclared_programs(rules: Declared, observed: Observed) -> list[str]:
         return any(fnmatch.fnmatchcase(program, p) or fnmatch.fnmatchcase(os.path.basename(program), p) for p in patterns)
 
     found = [f"started {p} (the driver's sandbox does not allow it)" for p in observed.spawned if not allowed(p)]
-    return found + [f"tried to start {p} (the driver's sandbox does not allow it; refused)" for p in observed.refused if not allowed(p)]
+    return found + [f"tried to start {p} (the driver's sandbox does not allow it: refused)" for p in observed.refused if not allowed(p)]
 
 
 def settle(run: Run, rules: Declared, workspace: str) -> Run:
