@@ -368,6 +368,14 @@ def test_destructive_reasons_name_the_field_that_decides() -> None:
     assert delete.fields == ("mutates",) and "`db:rows.delete`" in delete.reason
 
 
+def test_a_read_only_contract_caught_says_it_was_seen_changing_or_trying() -> None:
+    # A write the sandbox refused is an attempt, not a change: the reason says both (outside a
+    # sandbox the attempt would succeed, so the hint is not read-only either way).
+    caught = derive_hints(Effects(mutates=[], risk_level=0), caught_mutating=True)["readOnlyHint"]
+    assert caught.value is False and caught.fields == ("mutates", "observed")
+    assert "to change something, to try to" in caught.reason, caught.reason
+
+
 def test_mcp_names_inputs_and_omissions() -> None:
     assert mcp.mcp_name("text.echo") == "text.echo"
     assert mcp.mcp_name("Slugify Tool/v2") == "Slugify_Tool_v2"

@@ -139,7 +139,11 @@ def test_a_site_shows_failed_and_unknown_writes_and_verifies(tmp_path: Path) -> 
     # beside an output equal to the expected one (these runs fail for their effects alone).
     assert f"<li>undeclared effect: tried to write {missing} (the call failed with ENOENT: nothing was written)</li>" in page
     assert page.count('<ul class="tc-differences">') == 3 and ">differs</span>" not in page
-    observed = next(t for t in site_catalog(tmp_path)["tools"] if t["id"] == "writes")["sandbox"]["observed"]
+    entry = next(t for t in site_catalog(tmp_path)["tools"] if t["id"] == "writes")
+    # Not read-only for agents (outside a sandbox a refused write succeeds), and said as an attempt, not a change.
+    hint = entry["annotation_reasons"]["readOnlyHint"]
+    assert entry["annotations"]["readOnlyHint"] is False and "an effect, or an attempt at one" in hint["reason"], hint
+    observed = entry["sandbox"]["observed"]
     assert {f["change"] for f in observed["files"]} >= {"failed", "unknown", "blocked"}, observed
     result = toolcatalog("verify", str(site), cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr

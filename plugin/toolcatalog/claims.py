@@ -331,7 +331,7 @@ def hints_of(tool: Tool, effects: EffectsClaim) -> dict[str, safety.Hint]:
     report = tool.sandbox
     out = dict(safety.hints(tool.effects, caught_mutating=bool(report and report.caught_mutating)))
     if effects.observed in ("caught", "undeclared"):
-        out["readOnlyHint"] = safety.Hint(False, ("observed",), f"a sandboxed run was seen with an effect: {effects.observed_why}")
+        out["readOnlyHint"] = safety.Hint(False, ("observed",), f"a sandboxed run was seen with an effect, or an attempt at one: {effects.observed_why}")
         if out.get("destructiveHint", safety.Hint(True, (), "")).value is False:
             del out["destructiveHint"]
     elif effects.source == "observed" and effects.read_only:

@@ -60,7 +60,8 @@ def _read_only_hints(effects: Effects, caught_mutating: bool) -> dict[str, Hint]
         return {"readOnlyHint": Hint(
             False, ("mutates", "observed"),
             "the contract declares no mutation, but a sandboxed run of its examples was seen to change "
-            "something or use the network (see the verification's undeclared effects)",
+            "something, to try to (a write the sandbox refused would succeed outside it), or to use the "
+            "network (see the verification's undeclared effects)",
         )}
     if read_only is True:
         fields = ("mutates",) + (("risk_level",) if risk is not None else ())
