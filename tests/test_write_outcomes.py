@@ -4,8 +4,11 @@ Before, every traced write whose call did not succeed was `blocked`, "tried to w
 the sandbox)": also an `open` in a folder that does not exist (ENOENT: the sandbox had nothing to do
 with it) and a call that never returned (its process ended in it: whether it wrote is unknown).
 Now each trace carries the outcome of every write: succeeded, failed with a named error, or never
-returned. Only a refusal (EROFS, EACCES, EPERM) is `blocked`; another error is `failed` (with the
-error); a call that never returned is `unknown`. Shown with real sandboxed runs under both tracers,
+returned. A call that never returned is `unknown`; a failure where the sandbox lets the run write
+(its private /tmp, its scratch folder, its working copy) is `failed` (with the error); a failure
+anywhere else is `blocked` under bubblewrap whatever the error (its view is its own: a host folder
+it hides fails with ENOENT, as `.git/hooks/x` does here), and under Landlock (the host's own view)
+when refused (EROFS, EACCES, EPERM), else `failed`. Shown with real sandboxed runs under both tracers,
 on a built site (which `toolcatalog verify` accepts), and piece by piece: what a run's report keeps
 and how each is said (what each tracer records: tests/test_trace_outcomes.py).
 """
@@ -74,7 +77,8 @@ def writer(root: Path) -> tuple[Path, Path, Path]:
     folder that does not exist, a FIFO in the workspace, a file of the workspace (read-only). The
     runs must see the whole workspace (`sandbox_workspace: all`): the tool's own folder is a copy,
     which leaves FIFOs out."""
-    missing = Path("/") / unique("tc-no-such-folder") / "x.txt"
+    missing = Path("/tmp") / unique("tc-no-such-folder") / "x.txt"  # in the run's own /tmp: it may write there
+    (root / ".git" / "hooks").mkdir(parents=True)  # on the host; hidden in the sandbox (an empty .git)
     fifo = root / "fifos" / "pipe"
     fifo.parent.mkdir(parents=True)
     os.mkfifo(fifo)
@@ -83,6 +87,7 @@ def writer(root: Path) -> tuple[Path, Path, Path]:
         ("missing folder", {"do": "open", "path": str(missing), "expect": "ENOENT"}, OK),
         ("never returns", {"do": "never returns", "path": str(fifo)}, OK),
         ("read-only", {"do": "open", "path": str(owned), "expect": "EROFS"}, OK),
+        ("hidden folder", {"do": "open", "path": str(root / ".git" / "hooks" / "post-checkout"), "expect": "ENOENT"}, OK),
     ], files={f"{PLATFORM}.py": WRITES_PY}, effects="none; pure computation")
     return missing, fifo, owned
 
@@ -102,20 +107,23 @@ def test_a_write_is_blocked_only_when_refused(tmp_path: Path, tracer: str) -> No
         "missing folder": {(str(missing), ELSEWHERE, "failed")},
         "never returns": {("fifos/pipe", WORKSPACE, "unknown")},
         "read-only": {("OWNED.md", WORKSPACE, "blocked")},
+        "hidden folder": {(".git/hooks/post-checkout", WORKSPACE, "blocked")},  # ENOENT: the sandbox hid it
     }, changes
-    assert [f.error for run in runs.values() for f in run.observed.writes()] == ["ENOENT", "", ""]
+    assert [f.error for run in runs.values() for f in run.observed.writes()] == ["ENOENT", "", "", ""]
     details = {title: run.detail for title, run in runs.items()}
     assert details["missing folder"].startswith(
         f"undeclared effect: tried to write {missing} (the call failed with ENOENT: nothing was written)"), details
     assert details["never returns"].startswith(
         "undeclared effect: tried to write the workspace file fifos/pipe (the call never returned: whether it wrote is unknown)"), details
     assert details["read-only"].startswith("undeclared effect: tried to write the workspace file OWNED.md (blocked by the sandbox)"), details
+    assert details["hidden folder"].startswith("undeclared effect: tried to write the workspace file .git/hooks/post-checkout (blocked by the sandbox)"), details
     assert "blocked" not in details["missing folder"] + details["never returns"]
     # The catalog says the same, the error beside the failed write only.
     entry = next(t for t in json.loads(catalog_text(catalog))["tools"] if t["id"] == "writes")
     files = [f for e in entry["examples"] for r in e["runs"] for f in r["observed"]["files"] if f["where"] != "scratch"]
     assert sorted(files, key=lambda f: f["change"]) == [
         {"path": "OWNED.md", "where": WORKSPACE, "change": "blocked"},
+        {"path": ".git/hooks/post-checkout", "where": WORKSPACE, "change": "blocked"},
         {"path": str(missing), "where": ELSEWHERE, "change": "failed", "error": "ENOENT"},
         {"path": "fifos/pipe", "where": WORKSPACE, "change": "unknown"},
     ], files
@@ -134,11 +142,11 @@ def test_a_site_shows_failed_and_unknown_writes_and_verifies(tmp_path: Path) -> 
     assert 'class="tc-change tc-change-unknown"' in page and "the call never returned: whether it wrote is unknown" in page
     # The badges of the writes outside the working copy name each attempt for what it was.
     assert f">failed to write {missing}</span>" in page and ">maybe wrote the workspace file fifos/pipe</span>" in page
-    assert ">blocked the workspace file OWNED.md</span>" in page
+    assert ">blocked from writing the workspace file OWNED.md</span>" in page
     # Each failure's phrases one to a line, none cut inside its own parentheses; and no "differs"
     # beside an output equal to the expected one (these runs fail for their effects alone).
     assert f"<li>undeclared effect: tried to write {missing} (the call failed with ENOENT: nothing was written)</li>" in page
-    assert page.count('<ul class="tc-differences">') == 3 and ">differs</span>" not in page
+    assert page.count('<ul class="tc-differences">') == 4 and ">differs</span>" not in page
     entry = next(t for t in site_catalog(tmp_path)["tools"] if t["id"] == "writes")
     # Not read-only for agents (outside a sandbox a refused write succeeds), and said as an attempt, not a change.
     hint = entry["annotation_reasons"]["readOnlyHint"]
@@ -152,8 +160,8 @@ def test_a_site_shows_failed_and_unknown_writes_and_verifies(tmp_path: Path) -> 
 # -- what a run's report keeps ------------------------------------------------------------------
 
 
-def launch() -> sandbox.Launch:
-    return sandbox.Launch(argv=[], env={}, cwd=Path("/"), mechanism="bwrap", network=False, workspace="/ws", root=Path("/"),
+def launch(mechanism: str = "landlock") -> sandbox.Launch:
+    return sandbox.Launch(argv=[], env={}, cwd=Path("/"), mechanism=mechanism, network=False, workspace="/ws", root=Path("/"),
                           areas=[], log=None, scratch_host="/scratch", cwd_inside="/ws")
 
 
@@ -173,6 +181,32 @@ def test_each_file_is_listed_once_by_its_weakest_claim() -> None:
         ("/x/a", ELSEWHERE, "temporary", ""), ("/x/b", ELSEWHERE, "unknown", ""), ("/x/c", ELSEWHERE, "blocked", ""),
         ("d", WORKSPACE, "blocked", ""), ("/x/e", ELSEWHERE, "failed", "ENOTDIR"), ("/x/f", ELSEWHERE, "failed", ""),
     ], observed.files
+
+
+def test_under_bubblewrap_the_place_decides_not_the_error() -> None:
+    """Outside the places a bubblewrap run may write, its view is its own (a few host folders bound
+    read-only, the rest absent or empty): a write there that failed, with whatever error, is the
+    sandbox's doing as far as anyone can tell, `blocked`; where it may write, a failure is the call's
+    own, `failed`, even `EACCES` (a file's own mode); a call a signal cut short is `unknown`."""
+    seen = trace.Seen(started=True, writes=[
+        trace.Write("/ws/.git/hooks/post-checkout", False, "ENOENT"),  # a host folder the sandbox hides
+        trace.Write("/ws/docs/index.md", False, "EXDEV"),  # a rename onto a read-only file
+        trace.Write("/var/tmp/x", False, "ENOENT"),  # not in its view at all
+        trace.Write("/tmp/no-such/x", False, "ENOENT"),  # its own /tmp
+        trace.Write("/tmp/no-such/ro", False, "EACCES"),
+        trace.Write("/x/y", False, "ERESTARTSYS"),
+    ])
+    observed = Observed(traced=True)
+    launch("bwrap")._add_trace(observed, seen, set())
+    assert [(f.path, f.where, f.change, f.error) for f in observed.files] == [
+        (".git/hooks/post-checkout", WORKSPACE, "blocked", ""), ("docs/index.md", WORKSPACE, "blocked", ""),
+        ("/var/tmp/x", ELSEWHERE, "blocked", ""), ("/tmp/no-such/x", ELSEWHERE, "failed", "ENOENT"),
+        ("/tmp/no-such/ro", ELSEWHERE, "failed", "EACCES"), ("/x/y", ELSEWHERE, "unknown", ""),
+    ], observed.files
+    # Under Landlock the run sees the host's own folders: there the error decides.
+    observed = Observed(traced=True)
+    launch("landlock")._add_trace(observed, seen, set())
+    assert [f.change for f in observed.files] == ["failed", "failed", "failed", "failed", "blocked", "unknown"], observed.files
 
 
 def test_the_words_for_each_attempt() -> None:

@@ -234,8 +234,8 @@ def kind_of(tool: Tool) -> KindClaim:
 
 
 # How a write attempt that changed nothing, or may have, is named (the other changes by their name:
-# `created X`, `blocked X`).
-_ATTEMPTS = {"failed": "failed to write", "unknown": "maybe wrote"}
+# `created X`, `deleted X`).
+_ATTEMPTS = {"blocked": "blocked from writing", "failed": "failed to write", "unknown": "maybe wrote"}
 
 
 def _named(change: FileChange) -> str:

@@ -24,10 +24,12 @@ class FileChange:
 
     `change`: `created`, `changed` or `deleted` (found by comparing the writable places before and
     after the run); from the system-call trace, for a write the comparison did not find:
-    `temporary` (written and removed again during the run), `blocked` (the sandbox refused it:
-    `EROFS`, `EACCES`, `EPERM`; nothing changed), `failed` (the call failed with another error,
-    `error`, such as `ENOENT`; nothing changed) or `unknown` (the call never returned: its process
-    ended in it, so whether it wrote is unknown). In the sandbox every write lands in a throwaway
+    `temporary` (written and removed again during the run), `blocked` (where the sandbox allows
+    no write: under bubblewrap anywhere outside the run's writable places, whatever the error; under
+    Landlock refused with `EROFS`, `EACCES`, `EPERM`; nothing changed), `failed` (the call failed
+    where the run may write, or under Landlock with another error, `error`, such as `ENOENT`;
+    nothing changed) or `unknown` (the call never returned: its process ended in it, or a signal
+    cut it short, so whether it wrote is unknown). In the sandbox every write lands in a throwaway
     copy: none of them reached the real repository or machine.
     """
 

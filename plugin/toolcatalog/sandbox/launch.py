@@ -140,7 +140,7 @@ class Launch:
             path = write.path
             if layout.quiet_write(path) or path in diffed or tree.holds(ordered, path):
                 continue
-            located = self._change(path, *_attempt(write))
+            located = self._change(path, *_attempt(write, self._writable(path), self.mechanism == "bwrap"))
             key = (located.path, located.where)
             index = known.get(key)
             if index is None:
@@ -184,8 +184,14 @@ class Launch:
             return True
         return self.mechanism == "bwrap" and not self.network and not address.startswith(("unix:/", "vsock:"))
 
+    def _writable(self, path: str) -> bool:
+        """Whether the sandbox lets the run write at `path`: its own throwaway folders, and
+        bubblewrap's private /dev/shm."""
+        return self._private(path) or (self.mechanism == "bwrap" and _below(os.path.normpath(path), "/dev/shm"))
+
     def _private(self, path: str) -> bool:
-        """Whether a Unix socket's path lies in the run's own throwaway folders (so the tool made it)."""
+        """Whether a path lies in the run's own throwaway folders, where it may write (so a Unix
+        socket there is one the tool made)."""
         path = os.path.normpath(path)
         if any(_below(path, place) for place in (self.scratch_host, layout.SCRATCH, *(a.inside for a in self.areas if a.hash_files))):
             return True
@@ -194,22 +200,31 @@ class Launch:
         return self.mechanism == "bwrap" and _below(path, "/tmp") and not any(_below(path, folder) for folder in shown)
 
 
-# The errors that are the sandbox's refusal: a read-only mount (everything but the writable places),
-# Landlock's answer, a permission. Any other failure is the call's own (`ENOENT`: no such folder).
+# The errors that are the sandbox's refusal where the tool sees the host's own folders (Landlock):
+# a read-only mount, Landlock's answer, a permission. There any other failure is the call's own
+# (`ENOENT`: no such folder, on the host as in the run).
 REFUSED_WRITE = ("EROFS", "EACCES", "EPERM")
 # A traced write's changes, from the strongest claim to the weakest (`_add_trace` keeps the weakest).
 _WEAKER = ("failed", "blocked", "unknown", "temporary")
 
 
-def _attempt(write: trace.Write) -> tuple[str, str]:
+def _attempt(write: trace.Write, writable: bool, own_view: bool) -> tuple[str, str]:
     """What a traced write the comparison did not find was, and the error it failed with: written and
     left no trace in a writable place (or written in a private in-sandbox folder such as /dev/shm):
-    `temporary`; refused: `blocked`; failed otherwise: `failed`; its call never returned: `unknown`."""
+    `temporary`; its call never returned (or was cut short by a signal: `ERESTART*`, which no
+    program ever sees): `unknown`; failed in a place the sandbox lets the run write (`writable`):
+    `failed`, whatever the error (a file's own mode gives `EACCES` there); failed anywhere else:
+    `blocked` where the run sees a view of its own (`own_view`, bubblewrap: a few host folders bound
+    read-only, the rest absent or empty, so `.git/hooks/x` or `/var/tmp/x` fail with `ENOENT` or a
+    rename onto a read-only file with `EXDEV` because of the sandbox), else by the error: refused
+    (`REFUSED_WRITE`) `blocked`, otherwise `failed`."""
     if write.ok:
         return "temporary", ""
-    if write.error == trace.UNFINISHED:
+    if write.error == trace.UNFINISHED or write.error.startswith("ERESTART"):
         return "unknown", ""
-    if write.error in REFUSED_WRITE:
+    if writable:
+        return "failed", write.error
+    if own_view or write.error in REFUSED_WRITE:
         return "blocked", ""
     return "failed", write.error
 

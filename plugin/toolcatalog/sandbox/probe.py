@@ -33,7 +33,7 @@ from typing import Callable
 from .. import spawner
 from . import backends, bwrap, landlock_launcher, limits, ptracer, seccomp, trace, view
 
-PROFILE_VERSION = 7  # bump when the profile changes what a tool can do or what is observed (5: what our tracer sees; 6: a failed write is `blocked` only when refused; 7: VM sockets refused, syscall(-1) answered ENOSYS, each sendmmsg message seen)
+PROFILE_VERSION = 8  # bump when the profile changes what a tool can do or what is observed (5: what our tracer sees; 6: a failed write is `blocked` only when refused; 7: VM sockets refused, syscall(-1) answered ENOSYS, each sendmmsg message seen; 8: under bubblewrap a failed write outside the writable places is `blocked` whatever the error)
 OWN_TRACER = "toolcatalog"  # our own tracer's name (ptracer.py), as profiles and the build log say it
 LAUNCHER = Path(landlock_launcher.__file__)
 
