@@ -121,6 +121,21 @@ def speccify_tool(
 
 ECHO_STDIN_PY = "import json, sys\nprint(json.dumps(json.load(sys.stdin)))\n"  # a speccify implementation
 
+# A tool's own definitions of `struct iovec`, `struct msghdr` and `struct mmsghdr` (ctypes, imported
+# as `ctypes` in the tool), for tools that call sendmmsg(2) themselves: Python has no wrapper for it.
+MMSG_STRUCTS_PY = """
+class IoVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+class MsgHdr(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32), ("iov", ctypes.POINTER(IoVec)),
+                ("iovlen", ctypes.c_size_t), ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
+                ("flags", ctypes.c_int)]
+
+class MMsgHdr(ctypes.Structure):
+    _fields_ = [("hdr", MsgHdr), ("len", ctypes.c_uint)]
+"""
+
 
 # -- agentproto ----------------------------------------------------------------------------------------
 

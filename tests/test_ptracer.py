@@ -27,7 +27,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 import ptrace_proto  # noqa: E402
-from manifests import PLATFORM, speccify_tool  # noqa: E402
+from manifests import MMSG_STRUCTS_PY, PLATFORM, speccify_tool  # noqa: E402
 from procs import no_leftovers  # noqa: F401,E402 (an autouse fixture)
 from sitebuild import run_check, tool_of  # noqa: E402
 from toolcatalog import sandbox, spawner  # noqa: E402
@@ -426,14 +426,7 @@ def test_a_held_run_starts_only_when_let_go_and_never_when_its_gate_closes(tmp_p
 SENDMMSG = r"""
 import ctypes, json, socket, struct, sys
 json.load(sys.stdin)
-class IoVec(ctypes.Structure):
-    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
-class MsgHdr(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32), ("iov", ctypes.POINTER(IoVec)),
-                ("iovlen", ctypes.c_size_t), ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
-                ("flags", ctypes.c_int)]
-class MMsgHdr(ctypes.Structure):
-    _fields_ = [("hdr", MsgHdr), ("len", ctypes.c_uint)]
+""" + MMSG_STRUCTS_PY + r"""
 sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 payload = ctypes.create_string_buffer(b"x", 1)
 vec = IoVec(ctypes.cast(payload, ctypes.c_void_p), 1)

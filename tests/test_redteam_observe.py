@@ -29,7 +29,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from manifests import PLATFORM, aip_driver, aip_tool, cli_entry, speccify_tool, write
+from manifests import MMSG_STRUCTS_PY, PLATFORM, aip_driver, aip_tool, cli_entry, speccify_tool, write
 from procs import no_leftovers  # noqa: F401 (an autouse fixture)
 from sitebuild import REPO, build, catalog as site_catalog, mkdocs_project, outer_box, run_check, tool_of, toolcatalog_process
 from toolcatalog import sandbox
@@ -137,16 +137,7 @@ def attempt(name, action):
 def udp():
     socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(secret, ("127.0.0.1", data["udp"]))
 
-class IoVec(ctypes.Structure):
-    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
-
-class MsgHdr(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32), ("iov", ctypes.POINTER(IoVec)),
-                ("iovlen", ctypes.c_size_t), ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
-                ("flags", ctypes.c_int)]
-
-class MMsgHdr(ctypes.Structure):
-    _fields_ = [("hdr", MsgHdr), ("len", ctypes.c_uint)]
+""" + MMSG_STRUCTS_PY + r"""
 
 def sendmmsg():
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # not connected: the address is in the message
